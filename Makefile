@@ -1,0 +1,132 @@
+# crius — hand-written, non-recursive Makefile (git's pattern).
+#
+# `./configure` writes config.mk, which this file includes. On a fresh clone,
+# any target first runs scripts/bootstrap (Debian packages, autoconf, configure).
+# Each component folder adds its sources, programs and tests in its module.mk.
+#
+#   make            build everything into $(B)/
+#   make check      build and run every test suite (tests/run)
+#   make demo       the end-to-end demo on a throwaway local Slurm cluster
+#   make bench      benchmarks (speed and accuracy figures)
+#   make install    DESTDIR and prefix honoured; plugins go to Slurm's PluginDir
+#   make SANITIZE=address,undefined check
+#   make WERROR=1   warnings are errors (CI sets this)
+
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+
+ifeq ($(filter clean distclean,$(MAKECMDGOALS)),)
+include config.mk
+endif
+
+config.mk: configure.ac config.mk.in scripts/bootstrap scripts/install-deps
+	scripts/bootstrap
+
+# ---- build settings -------------------------------------------------------
+ifdef SANITIZE
+B ?= build-san
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+else
+B ?= build
+SAN_FLAGS :=
+endif
+ifeq ($(CI),true)
+WERROR ?= 1
+endif
+ifeq ($(WERROR),1)
+WARN_FLAGS := -Wall -Wextra -Werror
+else
+WARN_FLAGS := -Wall -Wextra
+endif
+
+OPTFLAGS ?= -O2 -g
+CPPFLAGS_ALL := -I. -I$(B)/gen $(TOML_CFLAGS) $(JSON_CFLAGS)
+CXXFLAGS_ALL := -std=c++20 -fPIC $(OPTFLAGS) $(WARN_FLAGS) $(SAN_FLAGS) $(CXXFLAGS)
+CFLAGS_ALL := -std=c11 -fPIC $(OPTFLAGS) $(WARN_FLAGS) $(CFLAGS)
+LDFLAGS_ALL := $(SAN_FLAGS) $(LDFLAGS)
+
+# Filled by module.mk files.
+LIBCRIUS_SRCS :=
+PROGRAMS :=          # installed into bindir
+SBIN_PROGRAMS :=     # installed into sbindir
+PLUGINS :=           # installed into SLURM_PLUGINDIR
+TEST_PROGRAMS :=     # built by `make check`, never installed
+BENCH_PROGRAMS :=
+MANPAGES :=
+ETC_FILES :=         # installed under $(sysconfdir)/crius, path relative to etc/crius
+
+LIBCRIUS := $(B)/libcrius.a
+UNIT_TEST_ARCHIVES :=  # component archives unit tests link (before libcrius)
+UNIT_TEST_LIBS :=      # system libraries unit tests link
+
+include estimator/module.mk
+include scheduler/module.mk
+include slurm_plugin/module.mk
+include launcher/module.mk
+include tests/module.mk
+
+LIBCRIUS_OBJS := $(LIBCRIUS_SRCS:%.cpp=$(B)/%.o)
+
+# ---- generic rules ---------------------------------------------------------
+$(B)/%.o: %.cpp config.mk
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS_ALL) $(CXXFLAGS_ALL) $(EXTRA_CPPFLAGS) -MMD -MP -c -o $@ $<
+
+$(B)/%.o: %.c config.mk
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(EXTRA_CPPFLAGS) -MMD -MP -c -o $@ $<
+
+$(LIBCRIUS): $(LIBCRIUS_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && $(AR) rcs $@ $^
+
+# Programs list their objects as prerequisites; EXTRA_LIBS is set per target.
+LINK_PROGRAM = @mkdir -p $(@D) && $(CXX) $(LDFLAGS_ALL) -o $@ $(filter %.o %.a,$^) $(EXTRA_LIBS) $(TOML_LIBS) -lpthread
+
+.PHONY: all check demo bench install uninstall clean distclean lint-man
+all: $(PROGRAMS) $(SBIN_PROGRAMS) $(PLUGINS)
+
+check: all $(TEST_PROGRAMS)
+	B=$(B) SANITIZE=$(SANITIZE) tests/run
+
+demo: all
+	B=$(B) scripts/demo
+
+bench: all $(BENCH_PROGRAMS)
+	B=$(B) tests/bench/run
+
+lint-man:
+	B=$(B) tests/run man
+
+# ---- install ---------------------------------------------------------------
+INSTALL ?= install
+crius_etcdir := $(sysconfdir)/crius
+
+install: all
+	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(sbindir) $(DESTDIR)$(SLURM_PLUGINDIR) \
+	  $(DESTDIR)$(crius_etcdir) $(DESTDIR)$(SLURM_SYSCONFDIR)/plugstack.conf.d
+	$(if $(PROGRAMS),$(INSTALL) -m 0755 $(PROGRAMS) $(DESTDIR)$(bindir))
+	$(if $(SBIN_PROGRAMS),$(INSTALL) -m 0755 $(SBIN_PROGRAMS) $(DESTDIR)$(sbindir))
+	$(if $(PLUGINS),$(INSTALL) -m 0755 $(PLUGINS) $(DESTDIR)$(SLURM_PLUGINDIR))
+	for f in $(ETC_FILES); do \
+	  $(INSTALL) -D -m 0644 etc/crius/$$f $(DESTDIR)$(crius_etcdir)/$$f || exit 1; done
+	$(INSTALL) -m 0644 etc/plugstack.conf.d/crius.conf $(DESTDIR)$(SLURM_SYSCONFDIR)/plugstack.conf.d/crius.conf
+	for m in $(MANPAGES); do \
+	  s=$${m##*.}; $(INSTALL) -D -m 0644 $$m $(DESTDIR)$(mandir)/man$$s/$${m##*/} || exit 1; done
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(bindir)/,$(notdir $(PROGRAMS)))
+	rm -f $(addprefix $(DESTDIR)$(sbindir)/,$(notdir $(SBIN_PROGRAMS)))
+	rm -f $(addprefix $(DESTDIR)$(SLURM_PLUGINDIR)/,$(notdir $(PLUGINS)))
+	rm -f $(addprefix $(DESTDIR)$(crius_etcdir)/,$(ETC_FILES))
+	rm -f $(DESTDIR)$(SLURM_SYSCONFDIR)/plugstack.conf.d/crius.conf
+	for m in $(MANPAGES); do s=$${m##*.}; rm -f $(DESTDIR)$(mandir)/man$$s/$${m##*/}; done
+	-rmdir $(DESTDIR)$(crius_etcdir)/examples $(DESTDIR)$(crius_etcdir) 2>/dev/null
+
+clean:
+	rm -rf build build-san
+
+distclean: clean
+	rm -rf config.mk config.log config.status configure autom4te.cache
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,1 @@
+# estimator/discover/: crius-discover (hwloc)

@@ -1,0 +1,1 @@
+# launcher/: see DESIGN.md

@@ -1,0 +1,1 @@
+# scheduler/: see DESIGN.md

@@ -1,0 +1,1 @@
+# slurm_plugin/: see DESIGN.md
