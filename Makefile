@@ -63,6 +63,7 @@ include estimator/module.mk
 include scheduler/module.mk
 include slurm_plugin/module.mk
 include launcher/module.mk
+include etc/module.mk
 include tests/module.mk
 
 LIBCRIUS_OBJS := $(LIBCRIUS_SRCS:%.cpp=$(B)/%.o)
