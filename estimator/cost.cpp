@@ -1,0 +1,238 @@
+// Per-layer FLOPs/bytes/parameters/activations, collectives, optimizer, and
+// the named cost constants per GPU type and runtime profile.
+#include "estimator/cost.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace crius::estimator {
+
+std::vector<int> resnet_stage_sizes(int depth);  // catalog.cpp
+
+namespace detail {
+
+static double dtype_bytes(Dtype d) { return d == Dtype::fp32 ? 4.0 : 2.0; }
+
+static LayerKind transformer_layer(const Model& m, bool moe) {
+  const double s = m.seq_len, h = m.hidden, a = m.heads, f = m.ffn_hidden, db = dtype_bytes(m.dtype);
+  const double kv = m.kv_heads ? m.kv_heads : m.heads;
+  const double qkv_out = h + 2.0 * h * kv / a;
+  const double mlp_mats = m.swiglu ? 3.0 : 2.0;
+  // With top-k routing each token runs through k experts, padded to capacity.
+  const double mlp_scale = moe ? m.top_k * m.capacity_factor : 1.0;
+  LayerKind L;
+  L.gemm_flops = 2 * s * h * qkv_out + 2 * s * h * h + mlp_scale * 2 * s * h * f * mlp_mats;
+  if (moe) L.gemm_flops += 2 * s * h * m.experts;  // gate
+  L.attn_flops = 4 * s * s * h;
+  L.gemm_calls = 3 + mlp_mats;
+  L.mem_bytes_rep = 15 * s * h * db;  // layer norms, residual adds, dropouts
+  L.mem_bytes_tp = (mlp_scale * (mlp_mats == 3 ? 3 : 2) * s * f + 4 * s * h) * db;
+  L.mem_bytes_attn = a * s * s * (4 * db + 1);
+  const double attn_params = h * qkv_out + h * h + qkv_out + h + 4 * h;
+  const double mlp_params = mlp_mats * h * f + f + h;
+  if (moe) {
+    L.params_dense = attn_params + h * m.experts;
+    L.params_expert = m.experts * mlp_params;
+  } else {
+    L.params_dense = attn_params + mlp_params;
+  }
+  // Korthikanti et al. 2022: 34 s h + 5 a s^2 bytes per sample in fp16, of which
+  // 10 s h are replicated across TP without sequence parallelism.
+  L.act_rep = 5 * s * h * db;
+  L.act_tp = (4 * h + mlp_scale * 2 * f * (mlp_mats / 2)) * s * db;
+  L.act_attn = 2.5 * a * s * s * db;
+  L.act_input = s * h * db;
+  L.tp_bytes = s * h * db;
+  L.tp_collectives = 2;
+  if (moe) {
+    L.a2a_bytes = s * m.top_k * m.capacity_factor * h * db;
+    L.a2a_count = 2;  // dispatch and combine
+  }
+  L.out_bytes = s * h * db;
+  return L;
+}
+
+static ModelDesc describe_transformer(const Model& m) {
+  ModelDesc d;
+  d.dtype_bytes = dtype_bytes(m.dtype);
+  d.heads = m.heads;
+  d.experts = m.family == Family::moe ? m.experts : 0;
+  d.kinds.push_back(transformer_layer(m, false));
+  if (m.family == Family::moe) d.kinds.push_back(transformer_layer(m, true));
+  for (int i = 0; i < m.layers; ++i)
+    d.layer_kind.push_back(m.family == Family::moe && i % m.expert_every == 0 ? 1 : 0);
+  const double s = m.seq_len, h = m.hidden, v = m.vocab, db = d.dtype_bytes;
+  d.embed.params_dense = v * h + s * h;
+  d.embed.mem_bytes_rep = 3 * s * h * db;
+  d.embed.act_rep = s * h * db;
+  d.embed.out_bytes = s * h * db;
+  d.head.gemm_flops = 2 * s * h * v;
+  d.head.gemm_calls = 1;
+  d.head.params_dense = v * h + 2 * h;
+  d.head.mem_bytes_tp = s * v * (db + 8);  // logits, fp32 softmax cross-entropy
+  d.head.mem_bytes_rep = 4 * s * h * db;
+  d.head.act_tp = s * v * (db + 4);
+  d.head.act_rep = s * h * db;
+  d.head.act_input = s * h * db;
+  return d;
+}
+
+static ModelDesc describe_resnet(const Model& m) {
+  ModelDesc d;
+  const double db = d.dtype_bytes = dtype_bytes(m.dtype);
+  d.max_tp_divisor = m.channels;
+  const double c = m.channels, wf = m.width_factor;
+  double H = m.image_size / 2.0;  // after the 7x7/2 stem
+  d.embed.gemm_flops = 2 * H * H * 49 * 3 * c;
+  d.embed.gemm_calls = 1;
+  d.embed.params_dense = 49 * 3 * c + 2 * c;
+  d.embed.mem_bytes_tp = 6 * H * H * c * db;
+  d.embed.act_tp = 3 * H * H * c * db;
+  H /= 2;  // 3x3/2 max-pool
+  d.embed.out_bytes = H * H * c * db;
+  auto stages = resnet_stage_sizes(m.depth);
+  double cin = c;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const double f = c * std::pow(2.0, static_cast<double>(i));
+    for (int j = 0; j < stages[i]; ++j) {
+      const double stride = (i > 0 && j == 0) ? 2 : 1;
+      const double hin = H, hout = H / stride;
+      const bool proj = j == 0;
+      LayerKind L;
+      double e1 = hin * hin * f, e2 = hout * hout * f * wf, e3 = hout * hout * 4 * f;
+      L.gemm_flops = 2 * (hin * hin * cin * f + hout * hout * 9 * f * f * wf + hout * hout * f * wf * 4 * f +
+                          (proj ? hout * hout * cin * 4 * f : 0));
+      L.gemm_calls = proj ? 4 : 3;
+      L.params_dense = cin * f + 9 * f * f * wf + f * wf * 4 * f + (proj ? cin * 4 * f : 0) +
+                       2 * (f + f * wf + 4 * f + (proj ? 4 * f : 0));
+      // BatchNorm (statistics + normalise) and ReLU on every conv output, residual add.
+      L.mem_bytes_tp = (5 * (e1 + e2 + e3 + (proj ? e3 : 0)) + 3 * e3) * db;
+      L.act_tp = 3 * (e1 + e2 + e3 + (proj ? e3 : 0)) * db;
+      L.act_input = hin * hin * cin * db;
+      L.tp_bytes = e3 * db;
+      L.tp_collectives = 2;
+      L.out_bytes = e3 * db;
+      d.kinds.push_back(L);
+      d.layer_kind.push_back(static_cast<int>(d.kinds.size()) - 1);
+      cin = 4 * f;
+      H = hout;
+    }
+  }
+  d.head.gemm_flops = 2 * cin * m.classes;
+  d.head.params_dense = cin * m.classes + m.classes;
+  d.head.mem_bytes_rep = H * H * cin * db + m.classes * 12.0;
+  d.head.act_rep = cin * db;
+  return d;
+}
+
+ModelDesc describe(const Model& m) {
+  return m.family == Family::wide_resnet ? describe_resnet(m) : describe_transformer(m);
+}
+
+double collective_time(CommOp op, int n, int k, double bytes, const Partition& p, const CostConstants& c,
+                       int nic_sharing, int alloc_nodes, int alloc_gpn) {
+  if (n <= 1 || bytes <= 0) return 0;
+  k = std::max(1, k);
+  if (p.comm) {
+    // Measured rows already include the contention of concurrent groups.
+    if (auto t = p.comm->time_s(op, n, k, bytes, alloc_nodes, alloc_gpn)) return *t;
+  }
+  const double bi = p.intra_node_bw_gbs * 1e9 * c.comm_efficiency;
+  const double be = p.inter_node_bw_gbs * 1e9 * c.comm_efficiency / std::max(1, nic_sharing);
+  constexpr double intra_latency_s = 5e-6;
+  const double le = p.inter_node_latency_us * 1e-6;
+  const double g = static_cast<double>(n) / k;  // GPUs of the group per node
+  auto ring = [&](double factor) {              // factor: 2 for all-reduce, 1 for AG/RS
+    double t = factor * (g - 1) / g * bytes / bi + factor * (g - 1) * intra_latency_s;
+    if (k > 1) t += factor * (k - 1.0) / k * bytes / be + factor * (k - 1) * le;
+    return t;
+  };
+  switch (op) {
+    case CommOp::all_reduce: return ring(2);
+    case CommOp::all_gather:
+    case CommOp::reduce_scatter: return ring(1);
+    case CommOp::all_to_all: {
+      double t = (n - 1.0) / n * bytes / bi + intra_latency_s * (g - 1);
+      if (k > 1) t += g * bytes * (k - 1.0) / k / be + le * (k - 1);
+      return t;
+    }
+    case CommOp::send: return k > 1 ? bytes / be + le : bytes / bi + intra_latency_s;
+  }
+  return 0;
+}
+
+double optimizer_state_bytes(const Model& m) {
+  const bool half = m.dtype != Dtype::fp32;
+  switch (m.optimizer) {
+    case Optimizer::adam: return half ? 12 : 8;       // (fp32 master) + m + v
+    case Optimizer::adafactor: return half ? 4.5 : 0.5;  // (master) + factored second moment
+    case Optimizer::sgd: return half ? 8 : 4;         // (master) + momentum
+  }
+  return 12;
+}
+
+double optimizer_update_bytes(const Model& m) {
+  switch (m.optimizer) {
+    case Optimizer::adam: return 28;
+    case Optimizer::adafactor: return 20;
+    case Optimizer::sgd: return 16;
+  }
+  return 28;
+}
+
+}  // namespace detail
+
+double Model::parameters() const {
+  detail::ModelDesc d = detail::describe(*this);
+  double p = d.embed.params_dense + d.head.params_dense;
+  for (int k : d.layer_kind) p += d.kinds[k].params_dense + d.kinds[k].params_expert;
+  return p;
+}
+
+double iteration_flops(const Model& m, int global_batch, Recompute recompute) {
+  detail::ModelDesc d = detail::describe(m);
+  double layers_fwd = 0, attn_fwd = 0;
+  for (int k : d.layer_kind) {
+    layers_fwd += d.kinds[k].gemm_flops + d.kinds[k].attn_flops;
+    attn_fwd += d.kinds[k].attn_flops;
+  }
+  double per_sample = 3 * (layers_fwd + d.embed.gemm_flops + d.head.gemm_flops);
+  if (recompute == Recompute::full) per_sample += layers_fwd;
+  if (recompute == Recompute::selective) per_sample += attn_fwd;
+  return per_sample * global_batch;
+}
+
+double zero_model_state_bytes(double parameters, int dp, int zero_stage) {
+  const double dpd = std::max(1, dp);
+  double p = 2 * parameters, g = 2 * parameters, o = 12 * parameters;
+  if (zero_stage >= 1) o /= dpd;
+  if (zero_stage >= 2) g /= dpd;
+  if (zero_stage >= 3) p /= dpd;
+  return p + g + o;
+}
+
+// gemm_efficiency (fp16/bf16) and fp32_efficiency per GPU type, fitted with the
+// alpa profile on tests/data/estimator/measured-calibration.csv by
+// tests/bench/estimator-accuracy.sh (which also reports the leave-one-out error).
+// l20/l40s (Ada, dual-issue FP32 like the A40/A10) borrow the A40's fp32 value;
+// GPUs without measurements keep the generic 0.6.
+CostConstants cost_constants(const GpuType& gpu, Runtime runtime) {
+  (void)runtime;  // both profiles share the constants; the alpa space itself differs
+  CostConstants c;
+  struct Fit {
+    const char* id;
+    double gemm_efficiency, fp32_efficiency;
+  };
+  static constexpr Fit fits[] = {
+      {"a100", 0.64, 0.58}, {"a100-80gb", 0.64, 0.58}, {"v100", 0.54, 0.44}, {"a40", 0.58, 0.18},
+      {"a10", 0.50, 0.14},  {"l20", 0.6, 0.18},        {"l40s", 0.6, 0.18},
+  };
+  for (const auto& f : fits)
+    if (gpu.id == f.id) c.gemm_efficiency = f.gemm_efficiency, c.fp32_efficiency = f.fp32_efficiency;
+  if (gpu.gemm_efficiency > 0) c.gemm_efficiency = gpu.gemm_efficiency;
+  if (gpu.fp32_efficiency > 0) c.fp32_efficiency = gpu.fp32_efficiency;
+  if (gpu.memory_efficiency > 0) c.memory_efficiency = gpu.memory_efficiency;
+  return c;
+}
+
+}  // namespace crius::estimator

@@ -1,0 +1,319 @@
+// libcrius core: model and GPU catalogues, cluster description, Cells, the
+// in-Cell plan search and the cost and memory model.  See crius-estimate(1)
+// and crius.toml(5).
+//
+// Safe to call from slurmctld: nothing here throws out of the API (errors are
+// Result values), there is no global mutable state, and estimate_cell(),
+// rank_cells() and best_for_allocation() do no I/O.  Loading catalogues and
+// cluster files reads files and must happen outside hot paths.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <toml++/toml.h>
+
+#include "estimator/result.h"
+
+namespace crius::estimator {
+
+enum class Dtype { fp16, bf16, fp32 };
+enum class Family { transformer, moe, wide_resnet };
+enum class Optimizer { adam, adafactor, sgd };
+enum class Runtime { megatron, alpa };
+enum class Recompute { none, selective, full };
+
+std::string_view to_string(Dtype d);
+std::string_view to_string(Family f);
+std::string_view to_string(Optimizer o);
+std::string_view to_string(Runtime r);
+std::string_view to_string(Recompute r);
+Result<Runtime> parse_runtime(std::string_view text);      // "megatron" | "alpa"
+Result<Recompute> parse_recompute(std::string_view text);  // "none" | "selective" | "full"
+
+// Pipeline schedule: gpipe, 1f1b, or interleaved 1F1B with `virtual_stages`
+// model chunks per GPU (written "interleaved:V", V >= 2).
+struct Schedule {
+  enum class Kind { gpipe, one_f_one_b, interleaved };
+  Kind kind = Kind::one_f_one_b;
+  int virtual_stages = 1;  // V; 1 unless interleaved
+  bool operator==(const Schedule&) const = default;
+};
+std::string to_string(const Schedule& s);                  // "gpipe", "1f1b", "interleaved:2"
+Result<Schedule> parse_schedule(std::string_view text);
+
+// ---- GPU catalogue ----------------------------------------------------------
+
+struct GpuType {
+  std::string id;            // catalogue id, e.g. "a100"
+  std::string name;          // display name
+  double memory_gib = 0;
+  double memory_bw_gbs = 0;  // HBM GB/s
+  double tflops_fp16 = 0, tflops_bf16 = 0, tflops_tf32 = 0, tflops_fp32 = 0;  // dense peak
+  std::vector<std::string> match;  // case-insensitive substrings of raw device names
+  // Optional fitted efficiency constants; 0 = use the built-in value for the id
+  // (see estimator/calibration.cpp) or the generic default.
+  double gemm_efficiency = 0;       // fp16/bf16 (tensor core) GEMMs
+  double fp32_efficiency = 0;       // fp32 GEMMs and convolutions
+  double memory_efficiency = 0;
+  // Peak TFLOP/s used for math in `d` (bf16 falls back to fp32 where the GPU lacks
+  // it; fp32 is plain fp32: the measured fp32 runs did not use TF32).
+  double peak_tflops(Dtype d) const;
+};
+
+class GpuCatalog {
+ public:
+  static Result<GpuCatalog> load(const std::string& path);
+  static Result<GpuCatalog> parse(std::string_view toml_text, std::string source);
+  const GpuType* find(std::string_view id) const;
+  // Raw hwloc/nvidia-smi model name -> catalogue id (case-insensitive
+  // substring match against every `match` pattern; the longest pattern wins).
+  std::optional<std::string> match_name(std::string_view raw_model_name) const;
+  // "unknown GPU type 'x' in SOURCE (close matches: a, b)" style helper list.
+  std::vector<std::string> close_matches(std::string_view id) const;
+  const std::vector<GpuType>& types() const { return m_types; }
+  const std::string& source() const { return m_source; }
+
+ private:
+  std::vector<GpuType> m_types;
+  std::string m_source;
+};
+
+// ---- models -----------------------------------------------------------------
+
+struct Model {
+  std::string id;  // catalogue id or file path it came from
+  Family family = Family::transformer;
+  Dtype dtype = Dtype::fp16;
+  Optimizer optimizer = Optimizer::adam;
+  // transformer and moe
+  int layers = 0, hidden = 0, heads = 0, kv_heads = 0 /* 0 = heads */, ffn_hidden = 0;
+  int seq_len = 0, vocab = 0;
+  bool swiglu = false;
+  // moe: an expert layer every `expert_every` layers (the first of each group)
+  int experts = 0, expert_every = 0, top_k = 2;
+  double capacity_factor = 1.0;
+  // wide_resnet: `layers` is set to the number of bottleneck blocks
+  int depth = 0, width_factor = 0, channels = 0, image_size = 0, classes = 0;
+
+  double parameters() const;  // total parameter count
+};
+
+// Parse one model (keys at top level).  `source` names the file in errors.
+Result<Model> parse_model(std::string_view toml_text, std::string source);
+Result<Model> load_model_file(const std::string& path);
+
+class ModelCatalog {
+ public:
+  static Result<ModelCatalog> load(const std::string& path);
+  static Result<ModelCatalog> parse(std::string_view toml_text, std::string source);
+  const Model* find(std::string_view id) const;
+  // A catalogue id, or a path to a model file (contains '/' or ends in
+  // ".toml").  Unknown names give an error listing close matches.
+  Result<Model> resolve(std::string_view name_or_path) const;
+  std::vector<std::string> close_matches(std::string_view id) const;
+  const std::vector<Model>& models() const { return m_models; }
+  const std::string& source() const { return m_source; }
+
+ private:
+  std::vector<Model> m_models;
+  std::string m_source;
+};
+
+// ---- collective calibration tables ----------------------------------------
+
+enum class CommOp { all_reduce, all_gather, reduce_scatter, all_to_all, send };
+std::string_view to_string(CommOp op);
+
+// Measured collective timings (see etc/crius/calibration/README.md): for
+// each (op, group size, nodes the group spans) a curve of (bytes, seconds).
+class CommTable {
+ public:
+  static Result<CommTable> load(const std::string& path);
+  static Result<CommTable> parse(std::string_view csv_text, std::string source);
+  // Interpolated (log-log) time for `bytes` on a group of `group_size` GPUs
+  // spanning `nodes` nodes; nullopt when the table has no curve for that shape.
+  // Rows measured on the allocation alloc_nodes x alloc_gpus_per_node are
+  // preferred, else those of the largest allocation measured (rows include the
+  // contention of the allocation's concurrent groups).
+  std::optional<double> time_s(CommOp op, int group_size, int nodes, double bytes, int alloc_nodes = 0,
+                               int alloc_gpus_per_node = 0) const;
+  bool empty() const { return m_curves.empty(); }
+
+ private:
+  struct Curve {
+    CommOp op;
+    int group_size, nodes;
+    int alloc_nodes, alloc_gpn;
+    std::vector<std::pair<double, double>> points;  // sorted by bytes
+  };
+  std::vector<Curve> m_curves;
+};
+
+// ---- cluster ----------------------------------------------------------------
+
+struct Partition {
+  std::string name;  // Slurm partition name
+  std::string gpu;   // catalogue id
+  int nodes = 0, gpus_per_node = 0;
+  double intra_node_bw_gbs = 0;      // per GPU per direction
+  double inter_node_bw_gbs = 0;      // per node per direction
+  double inter_node_latency_us = 0;
+  int nvlink_domain = 0;             // GPUs per NVLink domain; 0 = gpus_per_node
+  int numa_nodes = 0;                // 0 = unknown
+  std::string calibration;           // path as resolved, "" = none
+  std::shared_ptr<const CommTable> comm;  // loaded calibration, may be null
+};
+
+struct Cluster {
+  std::string path;  // the cluster file
+  GpuCatalog gpus;
+  ModelCatalog models;
+  std::vector<Partition> partitions;
+  toml::table table;  // the whole parsed file ([job_submit], [spank], [criusd], [scheduler] live here)
+  const Partition* find_partition(std::string_view name) const;
+};
+
+// `fallback_dir` is searched for gpus.toml / models.toml after the cluster
+// file's own directory; "" means the built-in <sysconfdir>/crius.
+Result<Cluster> load_cluster(const std::string& path, const std::string& fallback_dir = "");
+// The directory compiled in as <sysconfdir>/crius.
+std::string default_config_dir();
+
+// ---- Cells, requests, plans, estimates -------------------------------------
+
+struct Cell {
+  std::string partition, gpu;
+  int nodes = 0, gpus_per_node = 0, stages = 0;
+  int gpus() const { return nodes * gpus_per_node; }
+  bool operator==(const Cell&) const = default;
+};
+
+// A pin fixes one plan dimension; an unset pin lets the search choose.
+struct Pins {
+  std::optional<int> tp, dp, micro_batch_size, micro_batches;
+  std::optional<Schedule> schedule;
+  std::optional<Recompute> recompute;
+  std::optional<bool> sequence_parallel;
+  std::optional<int> zero;  // 0 or 1
+};
+
+struct Request {
+  Model model;
+  int global_batch = 0;  // samples (sequences or images) per optimizer step
+  Runtime runtime = Runtime::megatron;
+  Pins pins;
+};
+
+// Checks a request before any estimate: positive batch, pins in range and
+// consistent with the runtime profile and the batch.  Error text names the
+// option (e.g. "--micro-batches 7 does not divide --global-batch 512").
+Result<void> validate_request(const Request& req);
+
+struct CellFilter {
+  std::optional<std::string> partition, gpu;
+  std::optional<int> nodes, gpus_per_node, stages;
+};
+
+// Every Cell the cluster can give the model: GPU counts as whole nodes or
+// divisors of a node, stages from 1 to what the layers (and GPUs) allow and
+// dividing the GPU count.  With both filter.nodes and filter.gpus_per_node set,
+// that one allocation shape (e.g. 2 nodes x 2 of 4 GPUs) if a partition holds it.
+std::vector<Cell> enumerate_cells(const Model& model, Runtime runtime, const Cluster& cluster,
+                                  const CellFilter& filter);
+
+struct StagePlan {
+  int layer_begin = 0, layer_end = 0;  // [begin, end) over the model's layers
+  int dp = 1, tp = 1;
+};
+
+struct Plan {
+  std::vector<StagePlan> stages;
+  int micro_batch_size = 0;  // per DP rank
+  int micro_batches = 0;     // per iteration; global_batch = mbs * micro_batches * dp
+  Schedule schedule;
+  Recompute recompute = Recompute::none;
+  bool sequence_parallel = false;
+  int zero = 0;
+  Runtime runtime = Runtime::megatron;
+};
+
+// Seconds per iteration on the critical path; they add up to iter_time_s.
+struct Breakdown {
+  double compute = 0, tp_comm = 0, dp_comm = 0, pp_comm = 0, moe_comm = 0, bubble = 0,
+         optimizer = 0;
+};
+
+// GiB per GPU on the most loaded stage.
+struct MemoryBreakdown {
+  double params = 0, grads = 0, optimizer = 0, activations = 0, workspace = 0;
+  double total() const { return params + grads + optimizer + activations + workspace; }
+};
+
+struct Estimate {
+  Cell cell;
+  bool feasible = false;
+  std::string why;  // when infeasible
+  double iter_time_s = 0, samples_per_s = 0, memory_gib = 0;
+  double gpu_memory_gib = 0;  // capacity per GPU
+  Plan plan;
+  Breakdown breakdown;
+  MemoryBreakdown memory;
+  double flops_per_iter = 0;    // model FLOPs incl. recompute
+  std::int64_t plans_evaluated = 0;
+};
+
+// Tunable constants of the cost model, per GPU type and runtime profile.
+// Defaults come from estimator/calibration.cpp (fitted on measured points).
+struct CostConstants {
+  double gemm_efficiency = 0.6;     // large fp16/bf16 GEMM fraction of dense peak
+  double fp32_efficiency = 0.6;     // the same for fp32 math (GA10x's dual-issue peak is rarely reached)
+  double gemm_half_gflop = 2.0;     // GEMM size (GFLOP per call) reaching half of it
+  double memory_efficiency = 0.7;   // fraction of HBM bandwidth for memory-bound ops
+  double comm_efficiency = 0.7;     // fraction of link bandwidth collectives reach
+  double runtime_overhead = 1.0;    // multiplier on compute of the runtime profile
+  double workspace_gib = 1.5;       // CUDA context, library workspaces, fragmentation
+  double memory_usable = 0.95;      // fraction of GPU memory a plan may use
+};
+CostConstants cost_constants(const GpuType& gpu, Runtime runtime);
+
+// Options for tests and benchmarks; normal callers use the defaults.
+struct SearchOptions {
+  bool brute_force = false;                // every layer split, no pruning (slow)
+  std::optional<CostConstants> constants;  // override cost_constants()
+};
+
+// Best plan in the Cell, or infeasible with `why`.
+Estimate estimate_cell(const Request& req, const Cell& cell, const Cluster& cluster,
+                       const SearchOptions& opts = {});
+// Cost of one fully specified plan (no search); infeasible if it does not fit
+// or does not match the Cell.
+Estimate estimate_plan(const Request& req, const Cell& cell, const Plan& plan,
+                       const Cluster& cluster, const SearchOptions& opts = {});
+// Every Cell passing the filter, estimated; feasible first by iteration time,
+// then infeasible ones.
+std::vector<Estimate> rank_cells(const Request& req, const Cluster& cluster,
+                                 const CellFilter& filter, const SearchOptions& opts = {});
+// Best Cell over stage counts for one allocation (the partition is the first
+// one with this GPU type and enough nodes).
+Estimate best_for_allocation(const Request& req, const Cluster& cluster, std::string gpu,
+                             int nodes, int gpus_per_node, const SearchOptions& opts = {});
+
+// The --json cell object of crius-estimate.
+nlohmann::json to_json(const Estimate& e);
+
+// ---- formulas, exposed for tests --------------------------------------------
+
+// Model FLOPs per iteration (forward + backward, + recompute's extra forward).
+double iteration_flops(const Model& m, int global_batch, Recompute recompute);
+// Bytes per GPU of parameters + gradients + optimizer states for mixed-precision
+// Adam (2 + 2 + 12 bytes per parameter) under ZeRO stage 0..3 on `dp` ranks.
+double zero_model_state_bytes(double parameters, int dp, int zero_stage);
+
+}  // namespace crius::estimator

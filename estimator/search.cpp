@@ -1,0 +1,921 @@
+// Cells, the in-Cell plan search, and ranking.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <sstream>
+
+#include "estimator/cost.h"
+
+namespace crius::estimator {
+
+using detail::LayerKind;
+using detail::ModelDesc;
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int kAlpaMicroBatches = 16;
+constexpr int kAlpaMaxStages = 16;  // Alpa clusters the model into 16 pipeline layers
+
+std::string fmt(double v, int prec = 1) {
+  std::ostringstream ss;
+  ss.setf(std::ios::fixed);
+  ss.precision(prec);
+  ss << v;
+  return ss.str();
+}
+
+std::vector<int> divisors(long long n) {
+  std::vector<int> d;
+  for (long long i = 1; i * i <= n; ++i)
+    if (n % i == 0) {
+      d.push_back(static_cast<int>(i));
+      if (i * i != n) d.push_back(static_cast<int>(n / i));
+    }
+  std::sort(d.begin(), d.end());
+  return d;
+}
+
+int max_stages(const Model& m, Runtime r) {
+  int s = m.layers;
+  if (r == Runtime::alpa) s = std::min(s, kAlpaMaxStages);
+  return std::max(1, s);
+}
+
+// One point of the plan space, except the layer split.
+struct Combo {
+  int tp = 1, dp = 1, mbs = 1, m = 1;
+  Recompute rc = Recompute::none;
+  bool sp = false;
+  Schedule sched;
+  int zero = 0;
+};
+
+// Per-layer cost of one combo (per micro-batch) and memory (bytes per GPU).
+struct LayerCost {
+  double time = 0;  // fwd + bwd (+ recompute), incl. TP and MoE communication
+  double compute = 0, tp = 0, moe = 0;
+  double mem_static = 0;  // params, grads, optimizer states
+  double mem_act = 0;     // stored activations per in-flight micro-batch
+  double mem_work = 0;    // working activations of one micro-batch (full recompute)
+  double grad_bytes_dense = 0, grad_bytes_expert = 0;  // per GPU
+  double params_gpu = 0;                                // per GPU (for the optimizer step)
+};
+
+struct Ctx {
+  const Request& req;
+  const Model& model;
+  const Cell& cell;
+  const Partition& part;
+  const GpuType& gpu;
+  CostConstants c;
+  ModelDesc d;
+  int L = 0, S = 1, gps = 1;
+  double cap = 0;  // usable bytes per GPU for model states and activations
+  bool brute = false;
+};
+
+int nodes_spanned(const Ctx& x, int ranks_stride_tp, int tp) {
+  // `ranks_stride_tp` ranks spaced `tp` apart inside a stage block.
+  const int gpn = x.cell.gpus_per_node;
+  if (x.gps <= gpn) return 1;
+  const int per_node = std::max(1, gpn / tp);
+  return std::max(1, (ranks_stride_tp + per_node - 1) / per_node);
+}
+
+double gemm_time(const Ctx& x, double flops, double calls) {
+  if (flops <= 0) return 0;
+  const double gflop_per_call = flops / std::max(1.0, calls) / 1e9;
+  const double emax = x.model.dtype == Dtype::fp32 ? x.c.fp32_efficiency : x.c.gemm_efficiency;
+  const double eff = emax * gflop_per_call / (gflop_per_call + x.c.gemm_half_gflop);
+  return flops / (x.gpu.peak_tflops(x.model.dtype) * 1e12 * eff);
+}
+
+LayerCost layer_cost(const Ctx& x, const Combo& k, const LayerKind& L, bool is_head) {
+  LayerCost r;
+  const double b = k.mbs, t = k.tp;
+  const double rep_div = k.sp ? t : 1.0;
+  const double bw = x.gpu.memory_bw_gbs * 1e9 * x.c.memory_efficiency;
+  const double g = gemm_time(x, L.gemm_flops * b / t, L.gemm_calls);
+  const double a = gemm_time(x, L.attn_flops * b / t, 2);
+  const double mem = (L.mem_bytes_tp / t + L.mem_bytes_rep / rep_div) * b / bw;
+  const double mem_attn = L.mem_bytes_attn / t * b / bw;
+  const double fwd = (g + a + mem + mem_attn) * x.c.runtime_overhead;
+  double comp = 3 * fwd;
+  if (!is_head) {
+    if (k.rc == Recompute::full) comp += fwd;
+    if (k.rc == Recompute::selective) comp += (a + mem_attn) * x.c.runtime_overhead;
+  }
+  double tp_time = 0;
+  if (k.tp > 1 && L.tp_collectives > 0) {
+    const double ar = detail::collective_time(CommOp::all_reduce, k.tp, 1, L.tp_bytes * b, x.part, x.c, 1, x.cell.nodes,
+                                                 x.cell.gpus_per_node);
+    int n = 2 * L.tp_collectives;
+    if (k.rc == Recompute::full && !is_head) n += L.tp_collectives;
+    tp_time = n * ar;
+  }
+  double moe_time = 0;
+  const int ep = x.d.experts ? std::gcd(x.d.experts, k.dp) : 1;
+  if (L.a2a_count > 0 && ep > 1) {
+    const int kn = nodes_spanned(x, ep, k.tp);
+    const double a2a =
+        detail::collective_time(CommOp::all_to_all, ep, kn, L.a2a_bytes * b / t, x.part, x.c, k.tp, x.cell.nodes,
+                                x.cell.gpus_per_node);
+    int n = 2 * L.a2a_count;
+    if (k.rc == Recompute::full) n += L.a2a_count;
+    moe_time = n * a2a;
+  }
+  r.compute = comp;
+  r.tp = tp_time;
+  r.moe = moe_time;
+  r.time = comp + tp_time + moe_time;
+
+  const double w = x.d.dtype_bytes;
+  const double opt = detail::optimizer_state_bytes(x.model);
+  const double pd = L.params_dense / t, pe = L.params_expert / (t * ep);
+  const double opt_d = k.zero ? opt / k.dp : opt;
+  const double opt_e = k.zero ? opt / std::max(1, k.dp / ep) : opt;
+  r.mem_static = pd * (2 * w + opt_d) + pe * (2 * w + opt_e);
+  r.params_gpu = pd + pe;
+  r.grad_bytes_dense = pd * w;
+  r.grad_bytes_expert = pe * w;
+  const double full_act = (L.act_tp / t + L.act_rep / rep_div + L.act_attn / t) * b;
+  if (is_head) {
+    r.mem_work = full_act;
+  } else if (k.rc == Recompute::none) {
+    r.mem_act = full_act;
+  } else if (k.rc == Recompute::selective) {
+    r.mem_act = (L.act_tp / t + L.act_rep / rep_div) * b;
+  } else {
+    r.mem_act = L.act_input / rep_div * b;
+    r.mem_work = full_act;
+    if (x.req.runtime == Runtime::alpa && x.L > kAlpaMaxStages) {
+      // Alpa checkpoints the boundaries of its 16 pipeline layers, not every layer,
+      // and recomputes one pipeline layer (L/16 layers) at a time.
+      const double units = kAlpaMaxStages;
+      r.mem_act *= units / x.L;
+      r.mem_work *= x.L / units;
+    }
+  }
+  return r;
+}
+
+// Micro-batches whose activations a stage holds at once.
+double in_flight(const Combo& k, int S, int s) {
+  switch (k.sched.kind) {
+    case Schedule::Kind::gpipe: return k.m;
+    case Schedule::Kind::one_f_one_b: return std::min(k.m, S - s);
+    case Schedule::Kind::interleaved: {
+      const double v = k.sched.virtual_stages;
+      return std::min<double>(k.m, (S - s) * (1.0 + (S - 1.0) / (S * v)));
+    }
+  }
+  return k.m;
+}
+
+struct SplitResult {
+  bool ok = false;
+  std::vector<int> ends;  // end layer of each stage
+  double t_max = 0, t_sum = 0;
+};
+
+struct Evaluated {
+  double iter = kInf;
+  double mem_max = 0;
+  Breakdown br;
+  MemoryBreakdown mb;
+};
+
+class Searcher {
+ public:
+  explicit Searcher(Ctx& x) : m_x(x) {}
+
+  void prepare(const Combo& k) {
+    const Ctx& x = m_x;
+    m_kind_cost.clear();
+    for (const auto& kind : x.d.kinds) m_kind_cost.push_back(layer_cost(x, k, kind, false));
+    m_embed = layer_cost(x, k, x.d.embed, false);
+    m_embed.mem_work = 0;
+    m_head = layer_cost(x, k, x.d.head, true);
+    const int L = x.L;
+    m_pt.assign(L + 1, 0);
+    m_ps.assign(L + 1, 0);
+    m_pa.assign(L + 1, 0);
+    m_pgd.assign(L + 1, 0);
+    m_pge.assign(L + 1, 0);
+    m_ppg.assign(L + 1, 0);
+    m_max_work = 0;
+    for (int i = 0; i < L; ++i) {
+      const LayerCost& lc = m_kind_cost[x.d.layer_kind[i]];
+      m_pgd[i + 1] = m_pgd[i] + lc.grad_bytes_dense;
+      m_pge[i + 1] = m_pge[i] + lc.grad_bytes_expert;
+      m_ppg[i + 1] = m_ppg[i] + lc.params_gpu;
+      m_pt[i + 1] = m_pt[i] + lc.time;
+      m_ps[i + 1] = m_ps[i] + lc.mem_static;
+      m_pa[i + 1] = m_pa[i] + lc.mem_act;
+      m_max_work = std::max(m_max_work, lc.mem_work);
+    }
+  }
+
+  double stage_time(int s, int b, int e) const {
+    double t = m_pt[e] - m_pt[b];
+    if (s == 0) t += m_embed.time;
+    if (s == m_x.S - 1) t += m_head.time;
+    return t;
+  }
+
+  double stage_mem(const Combo& k, int s, int b, int e) const {
+    const double n = in_flight(k, m_x.S, s);
+    double mem = (m_ps[e] - m_ps[b]) + n * (m_pa[e] - m_pa[b]);
+    if (s == 0) mem += m_embed.mem_static + n * m_embed.mem_act;
+    // The output layer's working set and a recomputed layer's are not live at once.
+    if (s == m_x.S - 1) mem += m_head.mem_static + std::max(m_max_work, m_head.mem_work);
+    else mem += m_max_work;
+    return mem;
+  }
+
+  // Greedy: each stage takes as many layers as fit under `tmax` and memory.
+  bool greedy(const Combo& k, double tmax, std::vector<int>* ends) const {
+    const int S = m_x.S, L = m_x.L;
+    int b = 0;
+    for (int s = 0; s < S; ++s) {
+      const int limit = L - (S - 1 - s);
+      int e = b;
+      if (s == S - 1) {
+        e = L;
+        if (stage_time(s, b, e) > tmax || stage_mem(k, s, b, e) > m_x.cap) return false;
+      } else {
+        while (e < limit && stage_time(s, b, e + 1) <= tmax && stage_mem(k, s, b, e + 1) <= m_x.cap) ++e;
+        if (e == b) return false;
+      }
+      if (ends) (*ends)[s] = e;
+      b = e;
+    }
+    return true;
+  }
+
+  SplitResult finish(std::vector<int> ends) const {
+    SplitResult r;
+    r.ok = true;
+    r.ends = std::move(ends);
+    int b = 0;
+    for (int s = 0; s < m_x.S; ++s) {
+      double t = stage_time(s, b, r.ends[s]);
+      r.t_max = std::max(r.t_max, t);
+      r.t_sum += t;
+      b = r.ends[s];
+    }
+    return r;
+  }
+
+  SplitResult uniform(const Combo& k) const {
+    const int S = m_x.S, L = m_x.L;
+    std::vector<int> ends(S);
+    for (int s = 0; s < S; ++s) ends[s] = static_cast<int>((static_cast<long long>(L) * (s + 1)) / S);
+    int b = 0;
+    for (int s = 0; s < S; ++s) {
+      if (stage_mem(k, s, b, ends[s]) > m_x.cap) return {};
+      b = ends[s];
+    }
+    return finish(std::move(ends));
+  }
+
+  // Minimum bottleneck split under the memory cap (binary search on the bottleneck).
+  SplitResult balanced(const Combo& k) const {
+    const int S = m_x.S;
+    std::vector<int> ends(S);
+    const double total = m_pt[m_x.L] + m_embed.time + m_head.time;
+    if (!greedy(k, kInf, &ends)) return {};
+    double hi = total, lo = total / S;
+    double maxl = 0;
+    for (const auto& lc : m_kind_cost) maxl = std::max(maxl, lc.time);
+    double guess = lo + maxl + m_embed.time + m_head.time;
+    if (guess < hi && greedy(k, guess, nullptr)) hi = guess;
+    for (int it = 0; it < 40 && hi - lo > 1e-7 * hi; ++it) {
+      double mid = 0.5 * (lo + hi);
+      if (greedy(k, mid, nullptr)) hi = mid;
+      else lo = mid;
+    }
+    greedy(k, hi, &ends);
+    return finish(std::move(ends));
+  }
+
+  // Full iteration time and memory of a split.
+  Evaluated evaluate(const Combo& k, const SplitResult& sp, bool want_breakdown) const {
+    const Ctx& x = m_x;
+    const int S = x.S;
+    Evaluated ev;
+    const double V = k.sched.kind == Schedule::Kind::interleaved ? k.sched.virtual_stages : 1;
+    // Pipeline p2p per micro-batch: activation forward, gradient backward.
+    double pp = 0;
+    if (S > 1) {
+      double out = 0;
+      for (const auto& kind : x.d.kinds) out = std::max(out, kind.out_bytes);
+      out = out * k.mbs / k.tp;  // each TP rank sends its slice
+      const int gpn = x.cell.gpus_per_node;
+      // With several nodes some stage boundary (or stage) crosses nodes.
+      const int kn = x.cell.nodes > 1 ? 2 : 1;
+      const double c1 =
+          detail::collective_time(CommOp::send, 2, kn, out, x.part, x.c, kn > 1 ? std::min(x.gps, gpn) : 1,
+                                  x.cell.nodes, x.cell.gpus_per_node);
+      pp = (k.m + S - 1) * 2 * c1 * V;
+    }
+    // DP gradient all-reduce and optimizer step, slowest stage.
+    const int ep = x.d.experts ? std::gcd(x.d.experts, k.dp) : 1;
+    const double bw = x.gpu.memory_bw_gbs * 1e9 * x.c.memory_efficiency;
+    double dp_max = 0, opt_max = 0, mem_max = 0;
+    int b = 0, worst_mem_stage = 0;
+    std::vector<double> stage_params(S);
+    for (int s = 0; s < S; ++s) {
+      const int e = sp.ends[s];
+      double gd = m_pgd[e] - m_pgd[b], ge = m_pge[e] - m_pge[b], pg = m_ppg[e] - m_ppg[b];
+      if (s == 0) gd += m_embed.grad_bytes_dense, pg += m_embed.params_gpu;
+      if (s == S - 1) gd += m_head.grad_bytes_dense, pg += m_head.params_gpu;
+      double dpt = 0;
+      if (k.dp > 1) {
+        const int kn = nodes_spanned(x, k.dp, k.tp);
+        dpt += detail::collective_time(CommOp::all_reduce, k.dp, kn, gd, x.part, x.c, k.tp, x.cell.nodes,
+                                       x.cell.gpus_per_node);
+        const int dpe = k.dp / ep;
+        if (dpe > 1 && ge > 0) {
+          const int kne = nodes_spanned(x, k.dp, k.tp);
+          dpt += detail::collective_time(CommOp::all_reduce, dpe, std::min(kne, dpe), ge, x.part, x.c, k.tp,
+                                         x.cell.nodes, x.cell.gpus_per_node);
+        }
+      }
+      const double opt = pg * detail::optimizer_update_bytes(x.model) / (k.zero ? k.dp : 1) / bw;
+      dp_max = std::max(dp_max, dpt);
+      opt_max = std::max(opt_max, opt);
+      const double mem = stage_mem(k, s, b, e);
+      if (mem > mem_max) mem_max = mem, worst_mem_stage = s;
+      b = e;
+    }
+    const double bubble = (sp.t_sum - sp.t_max) / V;
+    ev.iter = k.m * sp.t_max + bubble + pp + dp_max + opt_max;
+    ev.mem_max = mem_max;
+    if (want_breakdown) {
+      // Split the steady-state time of the bottleneck stage into its parts.
+      int bb = 0, bs = 0;
+      double best_t = -1;
+      for (int s = 0, st = 0; s < S; st = sp.ends[s], ++s) {
+        double t = stage_time(s, st, sp.ends[s]);
+        if (t > best_t) best_t = t, bs = s, bb = st;
+      }
+      double comp = 0, tp = 0, moe = 0;
+      for (int i = bb; i < sp.ends[bs]; ++i) {
+        const LayerCost& lc = m_kind_cost[x.d.layer_kind[i]];
+        comp += lc.compute, tp += lc.tp, moe += lc.moe;
+      }
+      if (bs == 0) comp += m_embed.compute, tp += m_embed.tp;
+      if (bs == S - 1) comp += m_head.compute, tp += m_head.tp;
+      ev.br.compute = k.m * comp;
+      ev.br.tp_comm = k.m * tp;
+      ev.br.moe_comm = k.m * moe;
+      ev.br.bubble = bubble;
+      ev.br.pp_comm = pp;
+      ev.br.dp_comm = dp_max;
+      ev.br.optimizer = opt_max;
+      // Memory breakdown of the most loaded stage.
+      const int s = worst_mem_stage;
+      const int sb = s == 0 ? 0 : sp.ends[s - 1], se = sp.ends[s];
+      const double n = in_flight(k, S, s);
+      const double w = x.d.dtype_bytes;
+      double params = 0, act = 0, stat = 0;
+      for (int i = sb; i < se; ++i) {
+        const LayerCost& lc = m_kind_cost[x.d.layer_kind[i]];
+        params += lc.params_gpu;
+        act += n * lc.mem_act;
+        stat += lc.mem_static;
+      }
+      if (s == 0) params += m_embed.params_gpu, act += n * m_embed.mem_act, stat += m_embed.mem_static;
+      if (s == S - 1) params += m_head.params_gpu, stat += m_head.mem_static;
+      act += s == S - 1 ? std::max(m_max_work, m_head.mem_work) : m_max_work;
+      const double opt_bytes = stat - 2 * w * params;  // static = params + grads + optimizer states
+      ev.mb.params = params * w / kGiB;
+      ev.mb.grads = params * w / kGiB;
+      ev.mb.optimizer = opt_bytes / kGiB;
+      ev.mb.activations = act / kGiB;
+      ev.mb.workspace = x.c.workspace_gib;
+    }
+    return ev;
+  }
+
+  // iter >= (m - 1/V) T_max + sum/V and T_max >= sum/S.
+  double lower_bound(const Combo& k) const {
+    const double total = m_pt[m_x.L] + m_embed.time + m_head.time;
+    double v = k.sched.kind == Schedule::Kind::interleaved ? k.sched.virtual_stages : 1;
+    if (k.sched.kind == Schedule::Kind::one_f_one_b && m_x.S > 1 && m_x.L % (m_x.S * 2) == 0 && k.m % m_x.S == 0)
+      v = 4;  // before the schedule is chosen: interleaving may shrink the bubble
+    return (k.m - 1.0 / v) * total / m_x.S + total / v;
+  }
+  // Mean over stages of the stage memory: a lower bound of the most loaded stage.
+  double mean_stage_mem(const Combo& k) const {
+    double sum = m_ps[m_x.L] + m_embed.mem_static + m_head.mem_static + std::max(m_max_work, m_head.mem_work) +
+                 (m_x.S - 1) * m_max_work;
+    sum += m_pa[m_x.L] * in_flight(k, m_x.S, m_x.S - 1) + m_embed.mem_act * in_flight(k, m_x.S, 0);
+    return sum / m_x.S;
+  }
+
+  // All compositions of L layers into S stages (brute force).
+  void all_splits(const Combo& k, std::vector<int>& ends, int s, int b, SplitResult& best, double& best_iter) const {
+    const int S = m_x.S, L = m_x.L;
+    if (s == S - 1) {
+      ends[s] = L;
+      if (L - b < 1) return;
+      int bb = 0;
+      for (int q = 0; q < S; ++q) {
+        if (stage_mem(k, q, bb, ends[q]) > m_x.cap) return;
+        bb = ends[q];
+      }
+      SplitResult r = finish(ends);
+      double it = evaluate(k, r, false).iter;
+      if (it < best_iter) best_iter = it, best = r;
+      return;
+    }
+    for (int e = b + 1; e <= L - (S - 1 - s); ++e) {
+      ends[s] = e;
+      all_splits(k, ends, s + 1, e, best, best_iter);
+    }
+  }
+
+ private:
+  Ctx& m_x;
+  std::vector<LayerCost> m_kind_cost;
+  LayerCost m_embed, m_head;
+  std::vector<double> m_pt, m_ps, m_pa, m_pgd, m_pge, m_ppg;
+  double m_max_work = 0;
+};
+
+Plan make_plan(const Ctx& x, const Combo& k, const SplitResult& sp) {
+  Plan p;
+  p.micro_batch_size = k.mbs;
+  p.micro_batches = k.m;
+  p.schedule = k.sched;
+  p.recompute = k.rc;
+  p.sequence_parallel = k.sp;
+  p.zero = k.zero;
+  p.runtime = x.req.runtime;
+  int b = 0;
+  for (int s = 0; s < x.S; ++s) {
+    p.stages.push_back(StagePlan{b, sp.ends[s], k.dp, k.tp});
+    b = sp.ends[s];
+  }
+  return p;
+}
+
+struct SearchState {
+  bool found = false;
+  double best_iter = kInf;
+  Combo best_combo;
+  SplitResult best_split;
+  double min_mem = kInf;  // smallest memory need of any plan looked at (bytes)
+  std::string reason;     // first structural reason a dimension had no candidate
+  bool probe_failed = false;
+  std::int64_t evaluated = 0;
+};
+
+std::vector<Schedule> schedules_for(const Ctx& x, const Combo& k) {
+  const Pins& p = x.req.pins;
+  std::vector<Schedule> out;
+  auto allowed = [&](const Schedule& s) { return !p.schedule || *p.schedule == s; };
+  if (x.req.runtime == Runtime::alpa) {
+    Schedule g{Schedule::Kind::gpipe, 1};
+    if (allowed(g)) out.push_back(g);
+    return out;
+  }
+  Schedule f{Schedule::Kind::one_f_one_b, 1};
+  if (allowed(f)) out.push_back(f);
+  if (x.S > 1) {
+    for (int v : {2, 3, 4}) {
+      Schedule s{Schedule::Kind::interleaved, v};
+      if (x.L % (x.S * v) == 0 && k.m % x.S == 0 && allowed(s)) out.push_back(s);
+    }
+  }
+  if (p.schedule && p.schedule->kind == Schedule::Kind::gpipe) out.push_back(*p.schedule);
+  return out;
+}
+
+void run_search(Ctx& x, SearchState& st) {
+  const Pins& p = x.req.pins;
+  const int B = x.req.global_batch;
+  Searcher srch(x);
+  const int gpn = x.cell.gpus_per_node;
+  const int tp_limit = x.part.nvlink_domain > 0 ? std::min(gpn, x.part.nvlink_domain) : gpn;
+  std::vector<int> tps;
+  for (int t : divisors(x.gps)) {
+    if (t > tp_limit || gpn % t != 0) continue;  // TP groups stay inside a node (NVLink domain)
+    if (x.d.heads > 0 && x.d.heads % t != 0) continue;
+    if (x.d.max_tp_divisor > 0 && x.d.max_tp_divisor % t != 0) continue;
+    if (p.tp && *p.tp != t) continue;
+    if (p.dp && *p.dp != x.gps / t) continue;
+    tps.push_back(t);
+  }
+  if (tps.empty()) {
+    st.reason = p.tp || p.dp ? "the pinned --tp/--dp does not fit " + std::to_string(x.gps) + " GPUs per stage"
+                             : "no tensor-parallel degree divides the heads and fits in a node";
+    return;
+  }
+  std::vector<Recompute> rcs;
+  if (x.req.runtime == Runtime::alpa) rcs = {Recompute::full};
+  else if (x.model.family == Family::wide_resnet) rcs = {Recompute::none, Recompute::full};
+  else rcs = {Recompute::none, Recompute::selective, Recompute::full};
+  if (p.recompute) {
+    if (std::find(rcs.begin(), rcs.end(), *p.recompute) != rcs.end() ||
+        (x.model.family == Family::wide_resnet && x.req.runtime == Runtime::megatron))
+      rcs = {*p.recompute};
+    else
+      rcs.clear();
+  }
+  // Memory probe: the plan with the least memory per GPU (largest TP, ZeRO-1,
+  // full recompute, sequence parallel, smallest micro-batch, 1F1B) bounds every
+  // plan of the Cell from below; if it does not fit, nothing does.
+  // (Not for alpa: without sequence parallelism the largest TP is not always
+  // the smallest footprint, and its space is small anyway.)
+  if (!x.brute && x.req.runtime == Runtime::megatron) {
+    Combo k;
+    k.tp = tps.back();
+    k.dp = x.gps / k.tp;
+    k.rc = Recompute::full;
+    k.sp = k.tp > 1 && x.model.family != Family::wide_resnet;
+    k.zero = k.dp > 1 ? 1 : 0;
+    k.sched = Schedule{Schedule::Kind::one_f_one_b, 1};
+    k.mbs = 1;
+    k.m = std::max(1, B / k.dp);
+    {
+      srch.prepare(k);
+      if (!srch.greedy(k, kInf, nullptr)) {
+        ++st.evaluated;
+        st.min_mem = std::min(st.min_mem, srch.mean_stage_mem(k));
+        st.probe_failed = true;
+        return;
+      }
+    }
+  }
+  bool any_batch = false;
+  for (int t : tps) {
+    const int dp = x.gps / t;
+    if (B % dp != 0) continue;
+    std::vector<int> mbss;
+    for (int mb : divisors(B / dp)) {
+      const int m = B / dp / mb;
+      if (x.req.runtime == Runtime::alpa && m != kAlpaMicroBatches) continue;
+      if (p.micro_batch_size && *p.micro_batch_size != mb) continue;
+      if (p.micro_batches && *p.micro_batches != m) continue;
+      mbss.push_back(mb);
+    }
+    // Larger micro-batches first: usually faster, so pruning starts early.
+    std::reverse(mbss.begin(), mbss.end());
+    for (int mb : mbss) {
+      any_batch = true;
+      for (Recompute rc : rcs) {
+        std::vector<bool> sps = {false};
+        // Sequence parallelism never costs time or memory in this model, so the
+        // fast search only tries it on (the brute force tries both).
+        if (t > 1 && x.req.runtime == Runtime::megatron && x.model.family != Family::wide_resnet)
+          sps = x.brute ? std::vector<bool>{true, false} : std::vector<bool>{true};
+        if (p.sequence_parallel) {
+          if (*p.sequence_parallel && (t == 1 || x.req.runtime == Runtime::alpa)) continue;
+          sps = {*p.sequence_parallel};
+        }
+        for (bool spv : sps) {
+          Combo k;
+          k.tp = t, k.dp = dp, k.mbs = mb, k.m = B / dp / mb, k.rc = rc, k.sp = spv;
+          k.sched = Schedule{};
+          srch.prepare(k);
+          if (!x.brute && st.found && srch.lower_bound(k) >= st.best_iter) continue;
+          for (const Schedule& sc : schedules_for(x, k)) {
+            k.sched = sc;
+            if (!x.brute && st.found && srch.lower_bound(k) >= st.best_iter) continue;
+            // ZeRO-1 has the same communication volume and less memory and
+            // optimizer time, so the fast search only tries it (brute force: both).
+            std::vector<int> zeros = x.brute ? std::vector<int>{0, 1} : std::vector<int>{1};
+            if (p.zero) zeros = {*p.zero};
+            else if (dp == 1) zeros = {0};
+            for (int z : zeros) {
+              k.zero = z;
+              SplitResult sp;
+              if (x.brute && sc.kind != Schedule::Kind::interleaved) {
+                std::vector<int> ends(x.S);
+                double bi = kInf;
+                srch.all_splits(k, ends, 0, 0, sp, bi);
+              } else if (sc.kind == Schedule::Kind::interleaved) {
+                sp = srch.uniform(k);
+              } else {
+                sp = srch.balanced(k);
+                SplitResult u = srch.uniform(k);
+                if (u.ok && (!sp.ok || srch.evaluate(k, u, false).iter < srch.evaluate(k, sp, false).iter)) sp = u;
+              }
+              ++st.evaluated;
+              if (!sp.ok) {
+                // Memory of the least-loaded possible stage bounds what this combo needs.
+                SplitResult u;
+                std::vector<int> ends(x.S);
+                for (int s = 0; s < x.S; ++s) ends[s] = static_cast<int>((static_cast<long long>(x.L) * (s + 1)) / x.S);
+                double worst = 0;
+                int b = 0;
+                for (int s = 0; s < x.S; ++s) {
+                  worst = std::max(worst, srch.stage_mem(k, s, b, ends[s]));
+                  b = ends[s];
+                }
+                st.min_mem = std::min(st.min_mem, worst);
+                continue;
+              }
+              Evaluated ev = srch.evaluate(k, sp, false);
+              st.min_mem = std::min(st.min_mem, ev.mem_max);
+              if (ev.iter < st.best_iter) {
+                st.found = true;
+                st.best_iter = ev.iter;
+                st.best_combo = k;
+                st.best_split = sp;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  if (!any_batch && st.reason.empty()) {
+    std::ostringstream ss;
+    ss << "global batch " << B << " cannot be split";
+    if (x.req.runtime == Runtime::alpa) ss << " into " << kAlpaMicroBatches << " micro-batches";
+    ss << " over any data-parallel degree that fits " << x.gps << " GPUs per stage";
+    if (p.micro_batch_size || p.micro_batches) ss << " with the pinned micro-batching";
+    st.reason = ss.str();
+  }
+}
+
+const GpuType* gpu_of(const Cluster& c, const Cell& cell) { return c.gpus.find(cell.gpu); }
+
+}  // namespace
+
+Result<void> validate_request(const Request& req) {
+  const Pins& p = req.pins;
+  const int B = req.global_batch;
+  if (B <= 0) return make_error("--global-batch must be > 0 (got " + std::to_string(B) + ")");
+  if (B > 100000000) return make_error("--global-batch " + std::to_string(B) + " is absurd (more than 10^8 samples)");
+  auto pos = [](const std::optional<int>& v, const char* name, int hi) -> Result<void> {
+    if (v && (*v < 1 || *v > hi))
+      return make_error(std::string(name) + " must be in [1, " + std::to_string(hi) + "] (got " + std::to_string(*v) + ")");
+    return {};
+  };
+  for (auto r : {pos(p.tp, "--tp", 64), pos(p.dp, "--dp", 10000000), pos(p.micro_batch_size, "--micro-batch-size", 100000000),
+                 pos(p.micro_batches, "--micro-batches", 100000000)})
+    if (!r) return r;
+  if (p.zero && *p.zero != 0 && *p.zero != 1) return make_error("--zero must be 0 or 1 (got " + std::to_string(*p.zero) + ")");
+  if (p.micro_batches && B % *p.micro_batches != 0)
+    return make_error("--micro-batches " + std::to_string(*p.micro_batches) + " does not divide --global-batch " + std::to_string(B));
+  if (p.micro_batch_size && B % *p.micro_batch_size != 0)
+    return make_error("--micro-batch-size " + std::to_string(*p.micro_batch_size) + " does not divide --global-batch " + std::to_string(B));
+  if (p.dp && B % *p.dp != 0)
+    return make_error("--dp " + std::to_string(*p.dp) + " does not divide --global-batch " + std::to_string(B));
+  if (p.micro_batch_size && p.micro_batches && B % (static_cast<long long>(*p.micro_batch_size) * *p.micro_batches) != 0)
+    return make_error("--micro-batch-size x --micro-batches does not divide --global-batch " + std::to_string(B));
+  if (p.dp && p.micro_batch_size && p.micro_batches &&
+      static_cast<long long>(*p.dp) * *p.micro_batch_size * *p.micro_batches != B)
+    return make_error("--dp x --micro-batch-size x --micro-batches must equal --global-batch " + std::to_string(B));
+  if (req.runtime == Runtime::alpa) {
+    if (p.schedule && p.schedule->kind != Schedule::Kind::gpipe)
+      return make_error("--schedule " + to_string(*p.schedule) + " is not available with --runtime alpa (gpipe only)");
+    if (p.recompute && *p.recompute != Recompute::full)
+      return make_error("--recompute " + std::string(to_string(*p.recompute)) + " is not available with --runtime alpa (full only)");
+    if (p.micro_batches && *p.micro_batches != kAlpaMicroBatches)
+      return make_error("--micro-batches must be 16 with --runtime alpa");
+    if (p.sequence_parallel && *p.sequence_parallel)
+      return make_error("--sequence-parallel on is not available with --runtime alpa");
+    if (B % kAlpaMicroBatches != 0)
+      return make_error("--global-batch " + std::to_string(B) + " is not divisible by the 16 micro-batches of --runtime alpa");
+  } else {
+    if (p.schedule && p.schedule->kind == Schedule::Kind::gpipe)
+      return make_error("--schedule gpipe is not available with --runtime megatron (1f1b or interleaved:V)");
+  }
+  if (req.model.layers <= 0) return make_error("model '" + req.model.id + "' has no layers");
+  return {};
+}
+
+std::vector<Cell> enumerate_cells(const Model& model, Runtime runtime, const Cluster& cluster, const CellFilter& f) {
+  std::vector<Cell> out;
+  const int smax = max_stages(model, runtime);
+  for (const auto& p : cluster.partitions) {
+    if (f.partition && *f.partition != p.name) continue;
+    if (f.gpu && *f.gpu != p.gpu) continue;
+    std::vector<std::pair<int, int>> shapes;  // (nodes, gpus_per_node)
+    if (f.nodes && f.gpus_per_node) {
+      // One explicit allocation: any shape the partition can hold.
+      if (*f.nodes <= p.nodes && *f.gpus_per_node <= p.gpus_per_node && *f.nodes >= 1 && *f.gpus_per_node >= 1)
+        shapes.emplace_back(*f.nodes, *f.gpus_per_node);
+    } else {
+      for (int g : divisors(p.gpus_per_node)) shapes.emplace_back(1, g);
+      for (int n = 2; n <= p.nodes; ++n) shapes.emplace_back(n, p.gpus_per_node);
+    }
+    for (auto [n, g] : shapes) {
+      if (f.nodes && *f.nodes != n) continue;
+      if (f.gpus_per_node && *f.gpus_per_node != g) continue;
+      for (int s : divisors(static_cast<long long>(n) * g)) {
+        if (s > smax) break;
+        if (f.stages && *f.stages != s) continue;
+        out.push_back(Cell{p.name, p.gpu, n, g, s});
+      }
+    }
+  }
+  return out;
+}
+
+static Estimate infeasible(const Cell& cell, std::string why) {
+  Estimate e;
+  e.cell = cell;
+  e.feasible = false;
+  e.why = std::move(why);
+  return e;
+}
+
+static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cluster, const SearchOptions& opts,
+                         const Plan* fixed) {
+  const Partition* part = cluster.find_partition(cell.partition);
+  if (!part) return infeasible(cell, "no partition '" + cell.partition + "' in the cluster");
+  const GpuType* gpu = gpu_of(cluster, cell);
+  if (!gpu) return infeasible(cell, "GPU type '" + cell.gpu + "' is not in the catalogue");
+  if (cell.nodes < 1 || cell.gpus_per_node < 1 || cell.stages < 1)
+    return infeasible(cell, "the Cell must have at least one node, GPU and stage");
+  if (cell.nodes > part->nodes || cell.gpus_per_node > part->gpus_per_node)
+    return infeasible(cell, "partition '" + part->name + "' has only " + std::to_string(part->nodes) + " nodes x " +
+                                std::to_string(part->gpus_per_node) + " GPUs");
+  if (cell.gpus() % cell.stages != 0)
+    return infeasible(cell, std::to_string(cell.stages) + " stages do not divide " + std::to_string(cell.gpus()) + " GPUs");
+  if (cell.stages > max_stages(req.model, req.runtime))
+    return infeasible(cell, std::to_string(cell.stages) + " stages exceed the " + std::to_string(max_stages(req.model, req.runtime)) +
+                                " the model allows");
+  if (auto v = validate_request(req); !v) return infeasible(cell, v.error());
+  Ctx x{req, req.model, cell, *part, *gpu, opts.constants ? *opts.constants : cost_constants(*gpu, req.runtime),
+        detail::describe(req.model)};
+  x.L = static_cast<int>(x.d.layer_kind.size());
+  x.S = cell.stages;
+  x.gps = cell.gpus() / cell.stages;
+  x.cap = (gpu->memory_gib * x.c.memory_usable - x.c.workspace_gib) * kGiB;
+  x.brute = opts.brute_force;
+
+  Estimate e;
+  e.cell = cell;
+  e.gpu_memory_gib = gpu->memory_gib;
+  SearchState st;
+  if (fixed) {
+    Request pinned = req;
+    Pins& p = pinned.pins;
+    if (fixed->stages.size() != static_cast<size_t>(cell.stages))
+      return infeasible(cell, "the plan has " + std::to_string(fixed->stages.size()) + " stages, the Cell " +
+                                  std::to_string(cell.stages));
+    p.tp = fixed->stages[0].tp;
+    p.dp = fixed->stages[0].dp;
+    p.micro_batch_size = fixed->micro_batch_size;
+    p.micro_batches = fixed->micro_batches;
+    p.schedule = fixed->schedule;
+    p.recompute = fixed->recompute;
+    p.sequence_parallel = fixed->sequence_parallel;
+    p.zero = fixed->zero;
+    Ctx z{pinned, pinned.model, cell, *part, *gpu, x.c, x.d};
+    z.L = x.L, z.S = x.S, z.gps = x.gps, z.cap = x.cap;
+    // Evaluate exactly the given split.
+    Searcher srch(z);
+    Combo k;
+    k.tp = fixed->stages[0].tp, k.dp = fixed->stages[0].dp, k.mbs = fixed->micro_batch_size, k.m = fixed->micro_batches;
+    k.rc = fixed->recompute, k.sp = fixed->sequence_parallel, k.sched = fixed->schedule, k.zero = fixed->zero;
+    if (k.tp * k.dp != x.gps || static_cast<long long>(k.dp) * k.mbs * k.m != req.global_batch)
+      return infeasible(cell, "the plan's dp x tp or micro-batching does not match the Cell and batch");
+    srch.prepare(k);
+    std::vector<int> ends;
+    int prev = 0;
+    for (const auto& sp : fixed->stages) {
+      if (sp.layer_begin != prev || sp.layer_end <= sp.layer_begin) return infeasible(cell, "the plan's layer ranges are not contiguous");
+      ends.push_back(sp.layer_end);
+      prev = sp.layer_end;
+    }
+    if (prev != x.L) return infeasible(cell, "the plan's layer ranges do not cover the model");
+    SplitResult sr = srch.finish(ends);
+    Evaluated ev = srch.evaluate(k, sr, true);
+    e.plan = *fixed;
+    e.iter_time_s = ev.iter;
+    e.samples_per_s = req.global_batch / ev.iter;
+    e.breakdown = ev.br;
+    e.memory = ev.mb;
+    e.memory_gib = ev.mb.total();
+    e.flops_per_iter = iteration_flops(req.model, req.global_batch, k.rc);
+    e.plans_evaluated = 1;
+    e.feasible = ev.mem_max <= x.cap;
+    if (!e.feasible)
+      e.why = "the plan needs " + fmt(e.memory_gib) + " GiB per GPU, " + cell.gpu + " has " + fmt(gpu->memory_gib);
+    return e;
+  }
+
+  // Quick memory bound: model states spread perfectly over every GPU of the Cell.
+  {
+    const double P = req.model.parameters();
+    const double opt = detail::optimizer_state_bytes(req.model);
+    const double w = x.d.dtype_bytes;
+    double lb = P * (2 * w + opt / std::max(1, x.gps)) / cell.gpus();
+    if (lb > x.cap) {
+      e.feasible = false;
+      e.why = "needs at least " + fmt(lb / kGiB + x.c.workspace_gib) + " GiB per GPU at any plan (" + cell.gpu + ": " +
+              fmt(gpu->memory_gib * x.c.memory_usable) + " of " + fmt(gpu->memory_gib) + " GiB usable)";
+      return e;
+    }
+  }
+  run_search(x, st);
+  e.plans_evaluated = st.evaluated;
+  if (!st.found) {
+    e.feasible = false;
+    if (!st.reason.empty()) e.why = st.reason;
+    else if (st.min_mem < kInf && st.min_mem > x.cap)
+      e.why = "needs at least " + fmt(st.min_mem / kGiB + x.c.workspace_gib) + " GiB per GPU at any plan (" + cell.gpu +
+              ": " + fmt(gpu->memory_gib * x.c.memory_usable) + " of " + fmt(gpu->memory_gib) + " GiB usable)";
+    else if (st.min_mem < kInf)
+      e.why = "no layer split fits in " + fmt(gpu->memory_gib) + " GiB per GPU at any plan (stages too unequal in memory)";
+    else
+      e.why = "no plan matches the pinned dimensions in this Cell";
+    return e;
+  }
+  Searcher srch(x);
+  srch.prepare(st.best_combo);
+  Evaluated ev = srch.evaluate(st.best_combo, st.best_split, true);
+  e.feasible = true;
+  e.plan = make_plan(x, st.best_combo, st.best_split);
+  e.iter_time_s = ev.iter;
+  e.samples_per_s = req.global_batch / ev.iter;
+  e.breakdown = ev.br;
+  e.memory = ev.mb;
+  e.memory_gib = ev.mb.total();
+  e.flops_per_iter = iteration_flops(req.model, req.global_batch, st.best_combo.rc);
+  return e;
+}
+
+Estimate estimate_cell(const Request& req, const Cell& cell, const Cluster& cluster, const SearchOptions& opts) {
+  try {
+    return run_cell(req, cell, cluster, opts, nullptr);
+  } catch (const std::exception& ex) {
+    return infeasible(cell, std::string("internal error: ") + ex.what());
+  }
+}
+
+Estimate estimate_plan(const Request& req, const Cell& cell, const Plan& plan, const Cluster& cluster,
+                       const SearchOptions& opts) {
+  try {
+    return run_cell(req, cell, cluster, opts, &plan);
+  } catch (const std::exception& ex) {
+    return infeasible(cell, std::string("internal error: ") + ex.what());
+  }
+}
+
+static bool better(const Estimate& a, const Estimate& b) {
+  if (a.feasible != b.feasible) return a.feasible;
+  if (a.feasible && a.iter_time_s != b.iter_time_s) return a.iter_time_s < b.iter_time_s;
+  if (a.cell.gpus() != b.cell.gpus()) return a.cell.gpus() < b.cell.gpus();
+  if (a.cell.partition != b.cell.partition) return a.cell.partition < b.cell.partition;
+  if (a.cell.nodes != b.cell.nodes) return a.cell.nodes < b.cell.nodes;
+  return a.cell.stages < b.cell.stages;
+}
+
+std::vector<Estimate> rank_cells(const Request& req, const Cluster& cluster, const CellFilter& filter,
+                                 const SearchOptions& opts) {
+  std::vector<Estimate> out;
+  try {
+    for (const Cell& c : enumerate_cells(req.model, req.runtime, cluster, filter))
+      out.push_back(estimate_cell(req, c, cluster, opts));
+    std::stable_sort(out.begin(), out.end(), better);
+  } catch (const std::exception&) {
+  }
+  return out;
+}
+
+Estimate best_for_allocation(const Request& req, const Cluster& cluster, std::string gpu, int nodes, int gpus_per_node,
+                             const SearchOptions& opts) {
+  Cell none{"", gpu, nodes, gpus_per_node, 0};
+  const Partition* part = nullptr;
+  for (const auto& p : cluster.partitions)
+    if (p.gpu == gpu && p.nodes >= nodes && p.gpus_per_node >= gpus_per_node) {
+      part = &p;
+      break;
+    }
+  if (!part) return infeasible(none, "no partition has " + std::to_string(nodes) + " nodes x " +
+                                         std::to_string(gpus_per_node) + " GPUs of type '" + gpu + "'");
+  none.partition = part->name;
+  Estimate best = infeasible(none, "no stage count fits");
+  bool first = true;
+  try {
+    const long long G = static_cast<long long>(nodes) * gpus_per_node;
+    for (int s : divisors(G)) {
+      if (s > max_stages(req.model, req.runtime)) break;
+      Cell c{part->name, gpu, nodes, gpus_per_node, s};
+      Estimate e = estimate_cell(req, c, cluster, opts);
+      if (first || better(e, best)) {
+        // Keep the first infeasible reason (fewest stages) unless something fits.
+        if (first || e.feasible) best = e;
+        first = false;
+      }
+    }
+  } catch (const std::exception& ex) {
+    return infeasible(none, std::string("internal error: ") + ex.what());
+  }
+  return best;
+}
+
+}  // namespace crius::estimator

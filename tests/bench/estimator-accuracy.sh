@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Accuracy of crius's best-plan estimate (runtime profile alpa) against the
+# iteration times measured by the Crius/Arena authors on A100/V100/A40/A10
+# (tests/data/estimator/measured-calibration.csv). One constant per GPU type
+# (gemm_efficiency) is fitted; the error is reported leave-one-out (each point
+# predicted with the constant fitted on the other points of its GPU type),
+# plus whether every OOM point is predicted infeasible.
+set -eu
+: "${TOP:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${B:=$TOP/build}"
+bench=$B/tests/bench/estimator-bench
+[ -x "$bench" ] || { echo "estimator-bench not built (make B=... bench)"; exit 1; }
+"$bench" accuracy "$TOP/tests/data/estimator/arena-hw.toml" "$TOP/tests/data/estimator/measured-calibration.csv"

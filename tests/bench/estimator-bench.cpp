@@ -1,0 +1,221 @@
+// estimator-bench: speed and accuracy figures of the estimator.
+//   estimator-bench speed CLUSTER MODEL BATCH        one-Cell search and all-Cells ranking times
+//   estimator-bench accuracy CLUSTER MEASURED.csv    leave-one-out error against measured iteration times
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "estimator/estimator.h"
+
+namespace est = crius::estimator;
+using Clock = std::chrono::steady_clock;
+
+// CPU time of this thread: the figure does not depend on other load on the machine.
+static double cpu_now() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  double idx = p * (v.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(idx)), hi = static_cast<size_t>(std::ceil(idx));
+  return v[lo] + (v[hi] - v[lo]) * (idx - lo);
+}
+
+static int speed(const std::string& cluster_path, const std::string& model, int batch) {
+  auto c = est::load_cluster(cluster_path);
+  if (!c) return std::fprintf(stderr, "%s\n", c.error().c_str()), 2;
+  auto m = c->models.resolve(model);
+  if (!m) return std::fprintf(stderr, "%s\n", m.error().c_str()), 2;
+  est::Request req;
+  req.model = *m;
+  req.global_batch = batch;
+  auto cells = est::enumerate_cells(req.model, req.runtime, *c, {});
+  // One Cell: every feasible-looking Cell of the cluster in turn, timed one by one.
+  std::vector<double> one;
+  size_t feasible = 0;
+  for (int rep = 0; rep < 3; ++rep)
+    for (const auto& cell : cells) {
+      double t0 = cpu_now();
+      est::Estimate e = est::estimate_cell(req, cell, *c);
+      double dt = cpu_now() - t0;
+      if (e.feasible) {
+        one.push_back(dt);
+        if (rep == 0) ++feasible;
+      }
+    }
+  std::vector<double> all, wall;
+  size_t n = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    auto w0 = Clock::now();
+    double t0 = cpu_now();
+    auto r = est::rank_cells(req, *c, {});
+    all.push_back(cpu_now() - t0);
+    wall.push_back(std::chrono::duration<double>(Clock::now() - w0).count());
+    n = r.size();
+  }
+  std::printf("model %s, global batch %d, cluster %s\n", model.c_str(), batch, cluster_path.c_str());
+  std::printf("one feasible Cell, full plan search (CPU time): median %.3f ms, p90 %.3f ms, max %.3f ms (%zu Cells x 3)\n",
+              1e3 * median(one), 1e3 * percentile(one, 0.9), one.empty() ? NAN : 1e3 * *std::max_element(one.begin(), one.end()),
+              feasible);
+  std::printf("all %zu Cells ranked: median %.1f ms CPU time (wall %.1f ms; 5 runs, one thread)\n", n,
+              1e3 * median(all), 1e3 * median(wall));
+  return 0;
+}
+
+struct Point {
+  std::string model, size, gpu;
+  int batch = 0, nodes = 0, gpn = 0;
+  double measured = 0;
+  bool oom = false;
+};
+
+static std::vector<Point> read_points(const std::string& path) {
+  std::vector<Point> out;
+  std::ifstream in(path);
+  std::string line;
+  bool header = true;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (header) {
+      header = false;
+      continue;
+    }
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    std::string x;
+    while (std::getline(ss, x, ',')) f.push_back(x);
+    if (f.size() < 8) f.resize(8);
+    Point p;
+    p.model = f[0], p.size = f[1], p.batch = std::stoi(f[2]), p.gpu = f[3];
+    p.nodes = std::stoi(f[4]), p.gpn = std::stoi(f[5]);
+    p.oom = f[7].find("oom") != std::string::npos;
+    p.measured = p.oom ? 0 : std::stod(f[6]);
+    out.push_back(p);
+  }
+  return out;
+}
+
+static int accuracy(const std::string& cluster_path, const std::string& csv) {
+  auto c = est::load_cluster(cluster_path);
+  if (!c) return std::fprintf(stderr, "%s\n", c.error().c_str()), 2;
+  auto pts = read_points(csv);
+  // Grid of the one fitted constant per GPU type: large-GEMM efficiency.
+  std::vector<double> grid;
+  for (double e = 0.06; e <= 1.0001; e += 0.02) grid.push_back(e);
+  const size_t N = pts.size();
+  std::vector<std::vector<double>> pred(N, std::vector<double>(grid.size(), NAN));
+  std::vector<std::vector<bool>> fits(N, std::vector<bool>(grid.size(), false));
+  std::vector<double> pred_default(N, NAN);
+  std::vector<bool> fit_default(N, false);
+  for (size_t i = 0; i < N; ++i) {
+    const Point& p = pts[i];
+    std::string id = p.model + "__" + p.size;
+    auto m = c->models.resolve(id);
+    if (!m) return std::fprintf(stderr, "%s\n", m.error().c_str()), 2;
+    est::Request req;
+    req.model = *m;
+    req.global_batch = p.batch;
+    req.runtime = est::Runtime::alpa;
+    const est::GpuType* g = c->gpus.find(p.gpu);
+    if (!g) return std::fprintf(stderr, "unknown gpu %s\n", p.gpu.c_str()), 2;
+    est::Estimate d = est::best_for_allocation(req, *c, p.gpu, p.nodes, p.gpn);
+    pred_default[i] = d.iter_time_s;
+    fit_default[i] = d.feasible;
+    for (size_t k = 0; k < grid.size(); ++k) {
+      est::SearchOptions o;
+      est::CostConstants cc = est::cost_constants(*g, est::Runtime::alpa);
+      cc.gemm_efficiency = grid[k];
+      cc.fp32_efficiency = grid[k];
+      o.constants = cc;
+      est::Estimate e = est::best_for_allocation(req, *c, p.gpu, p.nodes, p.gpn, o);
+      pred[i][k] = e.iter_time_s;
+      fits[i][k] = e.feasible;
+    }
+  }
+  // Fit: per GPU type, the grid value minimising the median |log(pred/measured)| over `use`.
+  auto fp32 = [&](size_t i) { return pts[i].model == "wide_resnet"; };
+  auto fit = [&](const std::string& gpu, bool f32, size_t skip) {
+    size_t best = 0;
+    double best_err = INFINITY;
+    for (size_t k = 0; k < grid.size(); ++k) {
+      std::vector<double> errs;
+      for (size_t i = 0; i < N; ++i) {
+        if (i == skip || pts[i].gpu != gpu || fp32(i) != f32 || pts[i].oom) continue;
+        errs.push_back(fits[i][k] ? std::fabs(std::log(pred[i][k] / pts[i].measured)) : 10.0);
+      }
+      double err = 0;
+      for (double e : errs) err += e * e;
+      if (err < best_err) best_err = err, best = k;
+    }
+    return best;
+  };
+  std::vector<double> loo_err, in_err, def_err;
+  int oom_right = 0, oom_total = 0, feas_wrong = 0;
+  std::map<std::pair<std::string, bool>, size_t> full_fit;
+  for (const auto& g : {"a100", "v100", "a40", "a10"})
+    for (bool f : {false, true}) full_fit[{g, f}] = fit(g, f, N);
+  std::printf("%-12s %-5s %5s %-5s %5s %3s %9s %9s %7s\n", "model", "size", "batch", "gpu", "nodes", "gpn", "measured",
+              "loo_pred", "err");
+  for (size_t i = 0; i < N; ++i) {
+    const Point& p = pts[i];
+    size_t k = fit(p.gpu, fp32(i), i);
+    if (p.oom) {
+      ++oom_total;
+      bool right = !fits[i][k];
+      oom_right += right;
+      std::printf("%-12s %-5s %5d %-5s %5d %3d %9s %9s %7s\n", p.model.c_str(), p.size.c_str(), p.batch, p.gpu.c_str(),
+                  p.nodes, p.gpn, "oom", fits[i][k] ? "fits" : "oom", right ? "right" : "WRONG");
+      continue;
+    }
+    if (!fits[i][k]) {
+      ++feas_wrong;
+      std::printf("%-12s %-5s %5d %-5s %5d %3d %9.3f %9s %7s\n", p.model.c_str(), p.size.c_str(), p.batch, p.gpu.c_str(),
+                  p.nodes, p.gpn, p.measured, "oom", "WRONG");
+      continue;
+    }
+    double e = std::fabs(pred[i][k] / p.measured - 1);
+    loo_err.push_back(e);
+    size_t kf = full_fit[{p.gpu, fp32(i)}];
+    if (fits[i][kf]) in_err.push_back(std::fabs(pred[i][kf] / p.measured - 1));
+    if (fit_default[i]) def_err.push_back(std::fabs(pred_default[i] / p.measured - 1));
+    std::printf("%-12s %-5s %5d %-5s %5d %3d %9.3f %9.3f %6.1f%%\n", p.model.c_str(), p.size.c_str(), p.batch,
+                p.gpu.c_str(), p.nodes, p.gpn, p.measured, pred[i][k], 100 * e);
+  }
+  std::printf("\nfitted on all points (gemm_efficiency for fp16, fp32_efficiency for fp32):");
+  for (auto& [g, k] : full_fit) std::printf(" %s/%s=%.2f", g.first.c_str(), g.second ? "fp32" : "fp16", grid[k]);
+  std::printf("\nleave-one-out (%zu timed points): median abs rel error %.1f%%, p90 %.1f%%\n", loo_err.size(),
+              100 * median(loo_err), 100 * percentile(loo_err, 0.9));
+  std::printf("in-sample (fit on all):           median %.1f%%, p90 %.1f%%\n", 100 * median(in_err),
+              100 * percentile(in_err, 0.9));
+  std::printf("shipped constants (cost_constants): median %.1f%%, p90 %.1f%% over %zu points\n", 100 * median(def_err),
+              100 * percentile(def_err, 0.9), def_err.size());
+  std::printf("OOM points predicted infeasible: %d of %d; measured-feasible points predicted OOM: %d\n", oom_right,
+              oom_total, feas_wrong);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "speed" && argc == 5) return speed(argv[2], argv[3], std::atoi(argv[4]));
+  if (mode == "accuracy" && argc == 4) return accuracy(argv[2], argv[3]);
+  std::fprintf(stderr, "usage: estimator-bench speed CLUSTER MODEL BATCH | accuracy CLUSTER MEASURED.csv\n");
+  return 2;
+}

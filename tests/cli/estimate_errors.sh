@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# crius-estimate: every bad input is refused with exit 2 (input/usage) or 1
+# (no Cell can hold the request), a message naming the file:line:col, key or
+# option, close matches for unknown names, and never a crash.
+set -u
+D=$TOP/tests/data/estimator
+C=$D/paper-sim.toml
+fail=0
+expect() {  # exit-status, message-substring, args...
+  local want=$1 msg=$2; shift 2
+  crius-estimate "$@" >out.txt 2>err.txt
+  local rc=$?
+  if [ "$rc" != "$want" ]; then echo "FAIL: crius-estimate $*: exit $rc, expected $want"; cat err.txt; fail=1; return; fi
+  if ! grep -qF -- "$msg" err.txt; then echo "FAIL: crius-estimate $*: stderr lacks '$msg':"; cat err.txt; fail=1; return; fi
+  if ! grep -q '^crius-estimate: ' err.txt; then echo "FAIL: message does not start with the program name"; cat err.txt; fail=1; fi
+}
+M=(--model gpt3-1.3b --global-batch 256)
+
+# Usage errors.
+expect 2 "--model is required" --cluster "$C" --global-batch 8
+expect 2 "--global-batch is required" --cluster "$C" --model gpt3-1.3b
+expect 2 "--bogus" --cluster "$C" "${M[@]}" --bogus
+expect 2 "--global-batch must be > 0 (got -5)" --cluster "$C" --model gpt3-1.3b --global-batch -5
+expect 2 "--global-batch must be > 0 (got 0)" --cluster "$C" --model gpt3-1.3b --global-batch 0
+expect 2 "--nodes" --cluster "$C" "${M[@]}" --gpu a100 --nodes 1000000000000 --gpus-per-node 4
+expect 2 "--nodes must be >= 1 (got 0)" --cluster "$C" "${M[@]}" --gpu a100 --nodes 0
+expect 2 "--runtime: unknown runtime 'deepspeed' (expected megatron or alpa)" --cluster "$C" "${M[@]}" --runtime deepspeed
+expect 2 "--schedule: bad schedule 'interleaved:1'" --cluster "$C" "${M[@]}" --schedule interleaved:1
+expect 2 "--schedule: unknown schedule 'pipedream'" --cluster "$C" "${M[@]}" --schedule pipedream
+expect 2 "--recompute: unknown recompute 'some'" --cluster "$C" "${M[@]}" --recompute some
+expect 2 "--sequence-parallel: expected on or off, got 'yes'" --cluster "$C" "${M[@]}" --sequence-parallel yes
+expect 2 "--zero must be 0 or 1 (got 3)" --cluster "$C" "${M[@]}" --zero 3
+expect 2 "--tp must be in [1, 64] (got 0)" --cluster "$C" "${M[@]}" --tp 0
+# Batch not divisible.
+expect 2 "--micro-batches 7 does not divide --global-batch 256" --cluster "$C" "${M[@]}" --micro-batches 7
+expect 2 "--dp 3 does not divide --global-batch 256" --cluster "$C" "${M[@]}" --dp 3
+expect 2 "--global-batch 100 is not divisible by the 16 micro-batches of --runtime alpa" --cluster "$C" \
+  --model gpt3-1.3b --global-batch 100 --runtime alpa
+expect 2 "--schedule 1f1b is not available with --runtime alpa" --cluster "$C" "${M[@]}" --runtime alpa --schedule 1f1b
+expect 2 "--schedule gpipe is not available with --runtime megatron" --cluster "$C" "${M[@]}" --schedule gpipe
+
+# Unknown names, with close matches.
+expect 2 "--model: unknown model 'bert_1.3B' in $D/models.toml (close matches: bert__1.3B" --cluster "$C" \
+  --model bert_1.3B --global-batch 128
+expect 2 "--gpu: unknown GPU type 'a1000' in $D/gpus.toml (close matches: a100" --cluster "$C" "${M[@]}" --gpu a1000
+expect 2 "--gpu: unknown GPU type 'k40m'" --cluster "$C" "${M[@]}" --gpu k40m
+expect 2 "--partition: no partition 'gpu' in $C (partitions: a100, v100, a40, a10)" --cluster "$C" "${M[@]}" --partition gpu
+expect 1 "--gpu: no partition of $C has GPU type 'h100'" --cluster "$C" "${M[@]}" --gpu h100
+
+# Bad files.
+expect 2 "/nonexistent/crius.toml: cannot open file" --cluster /nonexistent/crius.toml "${M[@]}"
+cp "$D/gpus.toml" "$D/models.toml" .
+printf '[[partition]]\nname = "p"\ngpu = "a100"\nnodes = 2\ngpus_per_node = 4\nintra_node_bw_gbs = 300\ninter_node_bw_gbs = [25\n' >broken.toml
+expect 2 "broken.toml:7:" --cluster broken.toml "${M[@]}"
+printf '[[partition]]\nname = "p"\ngpu = "a100"\nnodes = 1000000000000\ngpus_per_node = 4\nintra_node_bw_gbs = 300\ninter_node_bw_gbs = 25\ninter_node_latency_us = 5\n' >huge.toml
+expect 2 "huge.toml:4:9: key 'nodes' in [[partition]] 'p' = 1000000000000 is out of range [1, 1000000]" --cluster huge.toml "${M[@]}"
+printf '[[partition]]\nname = "p"\ngpu = "a100"\nnodes = 2\ngpus_per_node = 4\nintra_node_bw_gbs = -300\ninter_node_bw_gbs = 25\ninter_node_latency_us = 5\n' >neg.toml
+expect 2 "neg.toml:6:21: key 'intra_node_bw_gbs' in [[partition]] 'p' = -300 is out of range" --cluster neg.toml "${M[@]}"
+printf '[[partition]]\nname = "p"\ngpu = "a100"\nnodes = 2\nintra_node_bw_gbs = 300\ninter_node_bw_gbs = 25\ninter_node_latency_us = 5\n' >missing.toml
+expect 2 "missing.toml:1:1: missing required key 'gpus_per_node' in [[partition]] 'p'" --cluster missing.toml "${M[@]}"
+printf 'family = "transformer"\nlayers = 0\nhidden = 1024\nheads = 16\nffn_hidden = 4096\nseq_len = 2048\nvocab = 51200\ndtype = "fp16"\n' >zero.toml
+expect 2 "zero.toml:2:10: key 'layers' in model file = 0 is out of range [1, 10000]" --cluster "$C" --model ./zero.toml --global-batch 8
+printf 'family = "transformer"\nlayers = 4\nhidden = 1024\nheads = 16\nffn_hidden = 4096\nseq_len = 2048\nvocab = 51200\ndtype = "fp8"\n' >dtype.toml
+expect 2 "dtype.toml:8:9: key 'dtype' in model file = \"fp8\" is unknown (expected fp16, bf16 or fp32)" --cluster "$C" --model ./dtype.toml --global-batch 8
+printf 'family = "transformer"\nlayers = 4\nhidden = 1024\nheads = 16\nffn_hidden = 4096\nseq_len = 2048\nvocab = 51200\ndtype = "fp16"\nexperts = 4\n' >extra.toml
+expect 2 "extra.toml:9:1: unknown key 'experts' in model file" --cluster "$C" --model ./extra.toml --global-batch 8
+expect 2 "./absent.toml: cannot open file" --cluster "$C" --model ./absent.toml --global-batch 8
+
+# Requests no Cell can hold: exit 1 and say why.
+expect 1 "no Cell can hold gpt3-175b with global batch 1536" --cluster "$C" --model gpt3-175b --global-batch 1536 --gpu a10 --nodes 1
+expect 1 "needs at least" --cluster "$C" --model gpt3-175b --global-batch 1536 --gpu a10 --nodes 1
+expect 1 "no Cell of $C matches --nodes 2 --gpus-per-node 4 --stages 7 --gpu a100" --cluster "$C" "${M[@]}" --gpu a100 --nodes 2 --gpus-per-node 4 --stages 7
+exit $fail

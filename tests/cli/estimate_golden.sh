@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# crius-estimate: table, --explain and --json outputs against golden files
+# (tests/golden/estimate/). Regenerate after an intended model change with
+#   UPDATE_GOLDEN=1 B=build tests/run tests/cli/estimate_golden.sh
+set -u
+C=$TOP/tests/data/estimator/paper-sim.toml
+G=$TOP/tests/golden/estimate
+command -v crius-estimate >/dev/null || { echo "crius-estimate not built"; exit 1; }
+fail=0
+check() {  # name, expected exit status, args...
+  local name=$1 want=$2; shift 2
+  crius-estimate --cluster "$C" "$@" >"$name.out" 2>"$name.err"
+  local rc=$?
+  if [ "$rc" != "$want" ]; then
+    echo "FAIL $name: exit $rc, expected $want"; cat "$name.err"; fail=1; return
+  fi
+  if [ -n "${UPDATE_GOLDEN:-}" ]; then cp "$name.out" "$G/$name.out"; return; fi
+  if ! diff -u "$G/$name.out" "$name.out"; then echo "FAIL $name: output differs from golden"; fail=1; fi
+}
+check table-bert-1.3b 0 --model bert__1.3B --global-batch 128 --top 8
+check explain-gpt3-6.7b 0 --model gpt3-6.7b --global-batch 512 --gpu a100 --nodes 4 --gpus-per-node 4 --explain --top 3
+check alpa-moe 0 --model moe__10B --global-batch 512 --runtime alpa --gpu v100 --nodes 1 --gpus-per-node 8
+check json-alpa 0 --model bert__760M --global-batch 128 --runtime alpa --gpu a100 --nodes 1 --gpus-per-node 2 --json
+check pinned 0 --model gpt3-2.7b --global-batch 256 --gpu a40 --nodes 4 --gpus-per-node 2 --tp 2 --recompute full \
+  --schedule 1f1b --zero 0 --micro-batch-size 2 --sequence-parallel off
+check shape-2x2 0 --model moe__2.4B --global-batch 256 --runtime alpa --gpu a100 --nodes 2 --gpus-per-node 2
+check wide-resnet 0 --model wide_resnet__2B --global-batch 256 --gpu v100 --nodes 1 --gpus-per-node 4 --runtime alpa
+
+# JSON is valid and structured as documented.
+crius-estimate --cluster "$C" --model gpt3-1.3b --global-batch 256 --gpu a40 --nodes 2 --gpus-per-node 2 --json >j.json || fail=1
+python3 - j.json <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+cells = d["cells"]
+assert cells, "no cells"
+feas = [c for c in cells if c["feasible"]]
+assert feas and cells[0]["feasible"], "best first"
+t = [c["iter_time_s"] for c in feas]
+assert t == sorted(t), "feasible cells sorted by time"
+for c in feas:
+    for k in ("gpu", "nodes", "gpus_per_node", "stages", "iter_time_s", "samples_per_s", "memory_gib", "plan", "breakdown"):
+        assert k in c, k
+    p = c["plan"]
+    assert len(p["stages"]) == c["stages"]
+    assert p["stages"][0]["layers"][0] == 0 and p["stages"][-1]["layers"][1] == 24
+    for k in ("compute", "tp_comm", "dp_comm", "pp_comm", "bubble", "optimizer"):
+        assert k in c["breakdown"], k
+    assert abs(sum(c["breakdown"].values()) - c["iter_time_s"]) < 1e-9 * c["iter_time_s"]
+for c in cells:
+    if not c["feasible"]:
+        assert c["why"], "infeasible without why"
+PY
+exit $fail

@@ -1,0 +1,201 @@
+// Catalogue, model file, cluster file and calibration loaders: values and errors.
+#define BOOST_TEST_MODULE estimator_loaders
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "estimator/estimator.h"
+
+namespace est = crius::estimator;
+namespace fs = std::filesystem;
+
+static std::string top() {
+  const char* t = std::getenv("TOP");
+  return t ? t : ".";
+}
+static std::string data(const std::string& f) { return top() + "/tests/data/estimator/" + f; }
+
+static bool contains(const std::string& hay, const std::string& needle) {
+  if (hay.find(needle) != std::string::npos) return true;
+  BOOST_TEST_MESSAGE("'" << hay << "' lacks '" << needle << "'");
+  return false;
+}
+
+static const char* kGpt = R"(family = "transformer"
+layers = 24
+hidden = 2048
+heads = 16
+ffn_hidden = 8192
+seq_len = 2048
+vocab = 51200
+dtype = "fp16"
+)";
+
+BOOST_AUTO_TEST_CASE(gpu_catalogue_loads_and_matches_names) {
+  auto cat = est::GpuCatalog::load(data("gpus.toml"));
+  BOOST_REQUIRE_MESSAGE(cat.ok(), (cat.ok() ? std::string() : cat.error()));
+  for (const char* id : {"a100", "a100-80gb", "h100", "h200", "v100", "a40", "a10", "l20", "l40s", "p100"})
+    BOOST_TEST(cat->find(id) != nullptr, id);
+  BOOST_TEST(cat->find("a100")->memory_gib == 40.0);
+  BOOST_TEST(cat->find("a100")->peak_tflops(est::Dtype::fp16) == 312.0);
+  BOOST_TEST(cat->match_name("Tesla V100-SXM3-32GB-H").value_or("") == "v100");
+  BOOST_TEST(cat->match_name("Tesla V100-SXM2-32GB").value_or("") == "v100");
+  BOOST_TEST(cat->match_name("Tesla P100-SXM2-16GB").value_or("") == "p100");
+  BOOST_TEST(cat->match_name("NVIDIA A100-SXM4-40GB").value_or("") == "a100");
+  BOOST_TEST(cat->match_name("NVIDIA A100-SXM4-80GB").value_or("") == "a100-80gb");
+  BOOST_TEST(!cat->match_name("Tesla K40m").has_value());
+  auto cm = cat->close_matches("a1000");
+  BOOST_TEST(bool(std::find(cm.begin(), cm.end(), "a100") != cm.end()));
+}
+
+BOOST_AUTO_TEST_CASE(gpu_catalogue_errors) {
+  auto bad_key = est::GpuCatalog::parse("[gpu.x]\nname = \"X\"\nmemory_gib = 40\nmemory_bw_gbs = 1\nmemroy = 3\n"
+                                        "tflops = { fp16 = 1.0, fp32 = 1.0 }\n", "g.toml");
+  BOOST_REQUIRE(!bad_key.ok());
+  BOOST_TEST(contains(bad_key.error(), "g.toml:5:1: unknown key 'memroy' in [gpu.x]"));
+  BOOST_TEST(contains(bad_key.error(), "close matches: memory_gib"));
+  auto neg = est::GpuCatalog::parse("[gpu.x]\nname = \"X\"\nmemory_gib = -4\nmemory_bw_gbs = 1\n"
+                                    "tflops = { fp16 = 1.0, fp32 = 1.0 }\n", "g.toml");
+  BOOST_REQUIRE(!neg.ok());
+  BOOST_TEST(contains(neg.error(), "g.toml:3:14: key 'memory_gib' in [gpu.x] = -4 is out of range"));
+  auto missing = est::GpuCatalog::parse("[gpu.x]\nname = \"X\"\nmemory_gib = 4\nmemory_bw_gbs = 1\n", "g.toml");
+  BOOST_REQUIRE(!missing.ok());
+  BOOST_TEST(contains(missing.error(), "missing required key 'tflops' in [gpu.x]"));
+  auto syntax = est::GpuCatalog::parse("[gpu.x]\nname = \"X\n", "g.toml");
+  BOOST_REQUIRE(!syntax.ok());
+  BOOST_TEST(contains(syntax.error(), "g.toml:2:"));
+}
+
+BOOST_AUTO_TEST_CASE(model_file_values_and_errors) {
+  auto m = est::parse_model(kGpt, "m.toml");
+  BOOST_REQUIRE_MESSAGE(m.ok(), (m.ok() ? std::string() : m.error()));
+  BOOST_TEST(m->layers == 24);
+  BOOST_TEST(m->kv_heads == 16);
+  BOOST_TEST(est::to_string(m->optimizer) == "adam");
+  auto zero = est::parse_model(std::string(kGpt).replace(std::string(kGpt).find("layers = 24"), 11, "layers = 0"), "m.toml");
+  BOOST_REQUIRE(!zero.ok());
+  BOOST_TEST(contains(zero.error(), "m.toml:2:10: key 'layers' in model file = 0 is out of range [1, 10000]"));
+  auto unknown = est::parse_model(std::string(kGpt) + "hiden = 3\n", "m.toml");
+  BOOST_REQUIRE(!unknown.ok());
+  BOOST_TEST(contains(unknown.error(), "m.toml:9:1: unknown key 'hiden'"));
+  BOOST_TEST(contains(unknown.error(), "close matches: hidden"));
+  auto heads = est::parse_model(std::string(kGpt).replace(std::string(kGpt).find("heads = 16"), 10, "heads = 15"), "m.toml");
+  BOOST_REQUIRE(!heads.ok());
+  BOOST_TEST(contains(heads.error(), "does not divide hidden"));
+  auto fam = est::parse_model("family = \"transformr\"\n", "m.toml");
+  BOOST_REQUIRE(!fam.ok());
+  BOOST_TEST(contains(fam.error(), "m.toml:1:10: key 'family'"));
+  BOOST_TEST(contains(fam.error(), "close matches: transformer"));
+  auto str_layers = est::parse_model(std::string(kGpt).replace(std::string(kGpt).find("layers = 24"), 11, "layers = \"24\""), "m.toml");
+  BOOST_REQUIRE(!str_layers.ok());
+  BOOST_TEST(contains(str_layers.error(), "must be an integer"));
+  auto moe_missing = est::parse_model(std::string(kGpt).replace(0, 22, "family = \"moe\""), "m.toml");
+  BOOST_REQUIRE(!moe_missing.ok());
+  BOOST_TEST(contains(moe_missing.error(), "missing required key 'experts'"));
+  auto rn = est::parse_model("family = \"wide_resnet\"\ndepth = 50\nwidth_factor = 2\nchannels = 224\nimage_size = 224\n"
+                             "classes = 1024\ndtype = \"fp32\"\n", "r.toml");
+  BOOST_REQUIRE_MESSAGE(rn.ok(), (rn.ok() ? std::string() : rn.error()));
+  BOOST_TEST(rn->layers == 16);
+  BOOST_TEST(est::to_string(rn->optimizer) == "sgd");
+  auto rn_bad = est::parse_model("family = \"wide_resnet\"\ndepth = 51\nwidth_factor = 2\nchannels = 224\nimage_size = 224\n"
+                                 "classes = 1024\ndtype = \"fp32\"\n", "r.toml");
+  BOOST_REQUIRE(!rn_bad.ok());
+  BOOST_TEST(contains(rn_bad.error(), "r.toml:2:9: key 'depth'"));
+}
+
+BOOST_AUTO_TEST_CASE(model_catalogue_and_resolve) {
+  auto cat = est::ModelCatalog::load(data("models.toml"));
+  BOOST_REQUIRE_MESSAGE(cat.ok(), (cat.ok() ? std::string() : cat.error()));
+  for (const char* id : {"bert__1.3B", "moe__10B", "wide_resnet__2B", "gpt3-175b", "gpt3-125m"})
+    BOOST_TEST(cat->find(id) != nullptr, id);
+  auto unknown = cat->resolve("bert__1.3b");
+  BOOST_REQUIRE(!unknown.ok());
+  BOOST_TEST(contains(unknown.error(), "unknown model 'bert__1.3b'"));
+  BOOST_TEST(contains(unknown.error(), "bert__1.3B"));
+  auto p = cat->find("gpt3-175b")->parameters();
+  BOOST_TEST(p > 174e9);
+  BOOST_TEST(p < 176e9);
+  auto w = cat->find("wide_resnet__2B")->parameters();
+  BOOST_TEST(w > 1.5e9);
+  BOOST_TEST(w < 2.5e9);
+  auto missing_file = cat->resolve("/nonexistent/model.toml");
+  BOOST_REQUIRE(!missing_file.ok());
+  BOOST_TEST(contains(missing_file.error(), "/nonexistent/model.toml: cannot open file"));
+}
+
+static std::string write(const std::string& name, const std::string& text) {
+  fs::path dir = fs::temp_directory_path() / ("crius-est-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(data("gpus.toml"), dir / "gpus.toml", fs::copy_options::overwrite_existing);
+  fs::copy_file(data("models.toml"), dir / "models.toml", fs::copy_options::overwrite_existing);
+  std::ofstream(dir / name) << text;
+  return (dir / name).string();
+}
+
+static const char* kPart = "[[partition]]\nname = \"p\"\ngpu = \"a100\"\nnodes = 2\ngpus_per_node = 4\n"
+                           "intra_node_bw_gbs = 300\ninter_node_bw_gbs = 25\ninter_node_latency_us = 5\n";
+
+BOOST_AUTO_TEST_CASE(cluster_file) {
+  auto ok = est::load_cluster(write("c.toml", std::string(kPart) + "[scheduler]\npolicy = \"crius\"\n[criusd]\nx = 1\n"));
+  BOOST_REQUIRE_MESSAGE(ok.ok(), (ok.ok() ? std::string() : ok.error()));
+  BOOST_TEST(ok->partitions.size() == 1u);
+  BOOST_TEST(ok->find_partition("p")->gpus_per_node == 4);
+  BOOST_TEST(ok->table["scheduler"]["policy"].value_or(std::string()) == "crius");
+  BOOST_TEST(ok->models.find("gpt3-175b") != nullptr);  // catalogues found beside the file
+
+  auto path = write("c.toml", std::string(kPart) + "[bogus]\n");
+  auto bad = est::load_cluster(path);
+  BOOST_REQUIRE(!bad.ok());
+  BOOST_TEST(contains(bad.error(), path + ":9:2: unknown key 'bogus' in the cluster file"));
+
+  std::string huge(kPart);
+  huge.replace(huge.find("nodes = 2"), 9, "nodes = 1000000000000");
+  auto absurd = est::load_cluster(write("c.toml", huge));
+  BOOST_REQUIRE(!absurd.ok());
+  BOOST_TEST(contains(absurd.error(), ":4:9: key 'nodes' in [[partition]] 'p' = 1000000000000 is out of range"));
+
+  std::string gpu(kPart);
+  gpu.replace(gpu.find("\"a100\""), 6, "\"a1000\"");
+  auto unknown = est::load_cluster(write("c.toml", gpu));
+  BOOST_REQUIRE(!unknown.ok());
+  BOOST_TEST(contains(unknown.error(), ":3:7: key 'gpu' in [[partition]] 'p' = \"a1000\" is not in the GPU catalogue"));
+  BOOST_TEST(contains(unknown.error(), "(close matches: "));
+  BOOST_TEST(contains(unknown.error(), "(close matches: a100, "));
+
+  std::string typo(kPart);
+  typo.replace(typo.find("gpus_per_node"), 13, "gpu_per_node");
+  auto t = est::load_cluster(write("c.toml", typo));
+  BOOST_REQUIRE(!t.ok());
+  BOOST_TEST(contains(t.error(), ":5:1: unknown key 'gpu_per_node' in [[partition]] #1 (close matches: gpus_per_node"));
+
+  auto none = est::load_cluster(write("c.toml", "gpus = \"nope.toml\"\n"));
+  BOOST_REQUIRE(!none.ok());
+  BOOST_TEST(contains(none.error(), ":1:8: key 'gpus' in the cluster file = \"nope.toml\": no such file"));
+
+  auto missing = est::load_cluster("/nonexistent/crius.toml");
+  BOOST_REQUIRE(!missing.ok());
+  BOOST_TEST(contains(missing.error(), "/nonexistent/crius.toml: cannot open file"));
+}
+
+BOOST_AUTO_TEST_CASE(calibration_table) {
+  auto t = est::CommTable::parse("op,nodes,gpus_per_node,group_size,nodes_per_group,bytes,time_s\n"
+                                 "all-reduce,1,2,2,1,1000,1e-3\nall-reduce,1,2,2,1,100000,1e-1\n", "c.csv");
+  BOOST_REQUIRE_MESSAGE(t.ok(), (t.ok() ? std::string() : t.error()));
+  // log-log interpolation: halfway in log(bytes) -> geometric mean of times
+  BOOST_TEST(t->time_s(est::CommOp::all_reduce, 2, 1, 10000).value_or(0) == 1e-2, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(t->time_s(est::CommOp::all_reduce, 2, 1, 200000).value_or(0) == 2e-1, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(!t->time_s(est::CommOp::all_gather, 2, 1, 10000).has_value());
+  auto bad = est::CommTable::parse("op,group_size,nodes_per_group,bytes,time_s\nall-reduce,2,1,-5,1\n", "c.csv");
+  BOOST_REQUIRE(!bad.ok());
+  BOOST_TEST(contains(bad.error(), "c.csv:2:4: column 'bytes' must be a number > 0"));
+  auto hdr = est::CommTable::parse("op,bytes,time_s\n", "c.csv");
+  BOOST_REQUIRE(!hdr.ok());
+  BOOST_TEST(contains(hdr.error(), "c.csv:1:1: calibration header lacks column 'group_size'"));
+  auto real = est::CommTable::load(top() + "/etc/crius/calibration/nccl-a100.csv");
+  if (fs::exists(top() + "/etc/crius/calibration/nccl-a100.csv")) {
+    BOOST_REQUIRE_MESSAGE(real.ok(), (real.ok() ? std::string() : real.error()));
+    BOOST_TEST(real->time_s(est::CommOp::all_reduce, 4, 1, 1e8).has_value());
+  }
+}

@@ -1,0 +1,228 @@
+// Cost and memory formulas, the plan search against a brute force, and
+// monotonicity of the estimates.
+#define BOOST_TEST_MODULE estimator_model
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+
+#include "estimator/estimator.h"
+
+namespace est = crius::estimator;
+namespace tt = boost::test_tools;
+
+static std::string top() {
+  const char* t = std::getenv("TOP");
+  return t ? t : ".";
+}
+
+static est::Cluster cluster(const std::string& file = "paper-sim.toml") {
+  auto c = est::load_cluster(top() + "/tests/data/estimator/" + file);
+  if (!c.ok()) throw std::runtime_error(c.error());
+  return std::move(*c);
+}
+
+static est::Model gpt(int layers, int hidden, int heads, int seq, int vocab) {
+  est::Model m;
+  m.id = "test";
+  m.layers = layers, m.hidden = hidden, m.heads = heads, m.kv_heads = heads, m.ffn_hidden = 4 * hidden;
+  m.seq_len = seq, m.vocab = vocab;
+  return m;
+}
+
+BOOST_AUTO_TEST_CASE(gpt3_175b_flops_per_iteration) {
+  // Narayanan et al. 2021: 72 B s l h^2 (1 + s/6h + V/12lh) without recompute.
+  est::Model m = gpt(96, 12288, 96, 2048, 51200);
+  BOOST_TEST(est::iteration_flops(m, 1536, est::Recompute::none) == 3.3862e18, tt::tolerance(2e-4));
+  // Full recompute adds one forward of the layers: 96 B s l h^2 (...) in the paper's form.
+  double full = est::iteration_flops(m, 1536, est::Recompute::full);
+  double layers_fwd = 1536.0 * 96 * (24.0 * 2048 * 12288.0 * 12288 + 4.0 * 2048 * 2048 * 12288);
+  BOOST_TEST(full - est::iteration_flops(m, 1536, est::Recompute::none) == layers_fwd, tt::tolerance(1e-9));
+}
+
+BOOST_AUTO_TEST_CASE(zero_memory_7_5b_on_64_ranks) {
+  // Rajbhandari et al. (ZeRO), figure 1: 120 / 31.4 / 16.6 / 1.9 GB.
+  const double gb = 1e9;
+  BOOST_TEST(est::zero_model_state_bytes(7.5e9, 64, 0) / gb == 120.0, tt::tolerance(1e-3));
+  BOOST_TEST(est::zero_model_state_bytes(7.5e9, 64, 1) / gb == 31.4, tt::tolerance(2e-3));
+  BOOST_TEST(est::zero_model_state_bytes(7.5e9, 64, 2) / gb == 16.6, tt::tolerance(3e-3));  // 16.64
+  BOOST_TEST(est::zero_model_state_bytes(7.5e9, 64, 3) / gb == 1.9, tt::tolerance(2e-2));
+}
+
+BOOST_AUTO_TEST_CASE(brute_force_equals_fast_search) {
+  est::Cluster c = cluster();
+  int cases = 0;
+  for (est::Runtime rt : {est::Runtime::megatron, est::Runtime::alpa}) {
+    for (auto [layers, hidden, batch] : {std::tuple{8, 1024, 64}, std::tuple{6, 2048, 32}, std::tuple{12, 512, 128}}) {
+      est::Request req;
+      req.model = gpt(layers, hidden, 16, 512, 8192);
+      req.global_batch = batch;
+      req.runtime = rt;
+      for (auto [gpu, nodes, gpn] : {std::tuple{"a100", 1, 4}, std::tuple{"a40", 2, 2}, std::tuple{"v100", 1, 8}}) {
+        for (int stages : {1, 2, 4}) {
+          est::Cell cell{gpu, gpu, nodes, gpn, stages};
+          est::Estimate fast = est::estimate_cell(req, cell, c);
+          est::SearchOptions bo;
+          bo.brute_force = true;
+          est::Estimate brute = est::estimate_cell(req, cell, c, bo);
+          BOOST_TEST_CONTEXT(gpu << " " << nodes << "x" << gpn << " S=" << stages << " L=" << layers << " rt="
+                                 << est::to_string(rt)) {
+            BOOST_TEST(fast.feasible == brute.feasible);
+            if (fast.feasible && brute.feasible) {
+              ++cases;
+              BOOST_TEST(brute.plans_evaluated >= fast.plans_evaluated);
+              BOOST_TEST(fast.iter_time_s == brute.iter_time_s, tt::tolerance(1e-6));
+            }
+          }
+        }
+      }
+    }
+  }
+  BOOST_TEST(cases >= 20);
+}
+
+BOOST_AUTO_TEST_CASE(faster_hardware_is_never_slower) {
+  est::Cluster base = cluster();
+  est::Request req;
+  req.model = *base.models.resolve("bert__2.6B");
+  req.global_batch = 256;
+  for (est::Runtime rt : {est::Runtime::megatron, est::Runtime::alpa}) {
+    req.runtime = rt;
+    for (const char* gpu : {"a100", "a40", "v100"}) {
+      est::CellFilter f;
+      f.gpu = gpu;
+      auto before = est::rank_cells(req, base, f);
+      est::Cluster fast_net = base, fast_gpu = base, big_mem = base;
+      for (auto& p : fast_net.partitions) p.intra_node_bw_gbs *= 2, p.inter_node_bw_gbs *= 2;
+      for (auto& g : const_cast<std::vector<est::GpuType>&>(fast_gpu.gpus.types()))
+        g.tflops_fp16 *= 1.5, g.tflops_bf16 *= 1.5, g.tflops_fp32 *= 1.5, g.memory_bw_gbs *= 1.5;
+      for (auto& g : const_cast<std::vector<est::GpuType>&>(big_mem.gpus.types())) g.memory_gib *= 2;
+      int checked = 0;
+      for (const auto& e : before) {
+        for (const est::Cluster* other : {&fast_net, &fast_gpu, &big_mem}) {
+          est::Estimate o = est::estimate_cell(req, e.cell, *other);
+          BOOST_TEST_CONTEXT(gpu << " " << e.cell.nodes << "x" << e.cell.gpus_per_node << " S=" << e.cell.stages) {
+            if (e.feasible) {
+              BOOST_TEST(o.feasible);  // more of anything never makes a feasible Cell infeasible
+              BOOST_TEST(o.iter_time_s <= e.iter_time_s * (1 + 1e-9));
+              ++checked;
+            }
+          }
+        }
+      }
+      BOOST_TEST(checked > 0);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(estimate_is_consistent) {
+  est::Cluster c = cluster();
+  est::Request req;
+  req.model = *c.models.resolve("gpt3-6.7b");
+  req.global_batch = 512;
+  est::Cell cell{"a100", "a100", 4, 4, 2};
+  est::Estimate e = est::estimate_cell(req, cell, c);
+  BOOST_REQUIRE_MESSAGE(e.feasible, e.why);
+  const auto& b = e.breakdown;
+  BOOST_TEST(b.compute + b.tp_comm + b.dp_comm + b.pp_comm + b.moe_comm + b.bubble + b.optimizer == e.iter_time_s,
+             tt::tolerance(1e-9));
+  BOOST_TEST(e.samples_per_s == 512 / e.iter_time_s, tt::tolerance(1e-12));
+  BOOST_TEST(e.memory_gib <= 40.0);
+  int dp = e.plan.stages[0].dp, tp = e.plan.stages[0].tp;
+  BOOST_TEST(dp * tp * 2 == 16);
+  BOOST_TEST(tp <= 4);
+  BOOST_TEST(dp * e.plan.micro_batch_size * e.plan.micro_batches == 512);
+  BOOST_TEST(e.plan.stages.front().layer_begin == 0);
+  BOOST_TEST(e.plan.stages.back().layer_end == 32);
+  BOOST_TEST(e.plan.stages[0].layer_end == e.plan.stages[1].layer_begin);
+  // The fixed-plan estimate reproduces the searched one.
+  est::Estimate again = est::estimate_plan(req, cell, e.plan, c);
+  BOOST_TEST(again.iter_time_s == e.iter_time_s, tt::tolerance(1e-12));
+  // Per-GPU throughput of a 6.7B model on A100 is in the range Megatron-LM reports
+  // (Narayanan et al. 2021: 44-52% of peak on A100 clusters).
+  double tflops = e.flops_per_iter / e.iter_time_s / 16 / 1e12;
+  BOOST_TEST(tflops > 0.25 * 312);
+  BOOST_TEST(tflops < 0.70 * 312);
+  auto j = est::to_json(e);
+  for (const char* k : {"gpu", "nodes", "gpus_per_node", "stages", "feasible", "iter_time_s", "samples_per_s",
+                        "memory_gib", "plan", "breakdown"})
+    BOOST_TEST(j.contains(k), k);
+  BOOST_TEST(j["plan"]["stages"].size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(pins_are_obeyed_and_infeasible_says_why) {
+  est::Cluster c = cluster();
+  est::Request req;
+  req.model = *c.models.resolve("gpt3-6.7b");
+  req.global_batch = 512;
+  req.pins.tp = 2;
+  req.pins.recompute = est::Recompute::full;
+  req.pins.schedule = est::Schedule{est::Schedule::Kind::one_f_one_b, 1};
+  est::Estimate e = est::estimate_cell(req, est::Cell{"a100", "a100", 4, 4, 2}, c);
+  BOOST_REQUIRE_MESSAGE(e.feasible, e.why);
+  BOOST_TEST(e.plan.stages[0].tp == 2);
+  BOOST_TEST(est::to_string(e.plan.recompute) == "full");
+  BOOST_TEST(est::to_string(e.plan.schedule) == "1f1b");
+
+  est::Request big;
+  big.model = *c.models.resolve("gpt3-175b");
+  big.global_batch = 1536;
+  est::Estimate none = est::estimate_cell(big, est::Cell{"a10", "a10", 1, 2, 1}, c);
+  BOOST_TEST(!none.feasible);
+  BOOST_TEST(none.why.find("needs at least") != std::string::npos, none.why);
+
+  est::Request bad = req;
+  bad.global_batch = 500;
+  bad.pins = {};
+  bad.pins.micro_batches = 3;
+  BOOST_TEST(!est::validate_request(bad).ok());
+  bad.pins = {};
+  bad.runtime = est::Runtime::alpa;
+  BOOST_TEST(est::validate_request(bad).error().find("16 micro-batches") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(cells_enumeration) {
+  est::Cluster c = cluster();
+  est::Model m = *c.models.resolve("bert__1.3B");
+  est::CellFilter f;
+  f.partition = "a100";
+  auto cells = est::enumerate_cells(m, est::Runtime::megatron, c, f);
+  // 1x1, 1x2, 1x4, then 2..80 nodes x 4; stages divide the GPU count, <= 24 layers.
+  int one_gpu = 0, max_nodes = 0;
+  for (const auto& cell : cells) {
+    BOOST_TEST(cell.gpus() % cell.stages == 0);
+    BOOST_TEST(cell.stages <= 24);
+    BOOST_TEST((cell.nodes == 1 || cell.gpus_per_node == 4));
+    one_gpu += cell.gpus() == 1;
+    max_nodes = std::max(max_nodes, cell.nodes);
+  }
+  BOOST_TEST(one_gpu == 1);
+  BOOST_TEST(max_nodes == 80);
+  auto alpa = est::enumerate_cells(m, est::Runtime::alpa, c, f);
+  for (const auto& cell : alpa) BOOST_TEST(cell.stages <= 16);
+}
+
+BOOST_AUTO_TEST_CASE(published_megatron_gpt3_175b_on_1024_a100) {
+  // Narayanan et al., SC'21, table 1: GPT-3 175B, 1024 A100-80GB (t=8, p=16, d=8),
+  // global batch 1536, full recompute: 138 TFLOP/s per GPU counted with the
+  // 96 B s l h^2 (1 + s/6h + V/16lh) formula -> 31.9 s per iteration.
+  est::Cluster c = cluster("megatron-a100.toml");
+  est::Request req;
+  req.model = *c.models.resolve("gpt3-175b");
+  req.global_batch = 1536;
+  req.pins.tp = 8;
+  req.pins.micro_batch_size = 1;
+  req.pins.recompute = est::Recompute::full;
+  req.pins.sequence_parallel = false;
+  est::Estimate e = est::estimate_cell(req, est::Cell{"dgx", "a100-80gb", 128, 8, 16}, c);
+  BOOST_REQUIRE_MESSAGE(e.feasible, e.why);
+  const double h = 12288, s = 2048, l = 96, V = 51200;
+  const double published_flops = 96 * 1536 * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+  const double published_iter = published_flops / (138e12 * 1024);
+  BOOST_TEST_MESSAGE("estimate " << e.iter_time_s << " s, published " << published_iter << " s");
+  BOOST_TEST(e.iter_time_s == published_iter, tt::tolerance(0.15));
+  // Newer Megatron features (selective recompute, sequence parallelism) are never slower.
+  est::Request free = req;
+  free.pins = {};
+  est::Estimate best = est::estimate_cell(free, est::Cell{"dgx", "a100-80gb", 128, 8, 16}, c);
+  BOOST_TEST(best.iter_time_s <= e.iter_time_s);
+}
