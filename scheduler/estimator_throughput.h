@@ -1,0 +1,36 @@
+// The estimator (libcrius) as the scheduler's throughput source, and the
+// scheduler's view of an estimator cluster.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "estimator/estimator.h"
+#include "scheduler/throughput.h"
+
+namespace crius::scheduler {
+
+class EstimatorThroughput final : public ThroughputSource {
+ public:
+  explicit EstimatorThroughput(const estimator::Cluster& cluster,
+                               estimator::Runtime runtime = estimator::Runtime::megatron)
+      : m_cluster(cluster), m_runtime(runtime) {}
+  // Best plan over stage counts for the allocation (estimator::best_for_allocation).
+  Perf best(const std::string& model, int batch, const CellShape& shape) override;
+  // One stage, tp = 1, dp = all GPUs: pure data parallelism.
+  Perf data_parallel(const std::string& model, int batch, const CellShape& shape) override;
+  Result<void> check_model(const std::string& model) override;
+  std::string describe() const override;
+
+ private:
+  const estimator::Model* model(const std::string& id);
+  const estimator::Cluster& m_cluster;
+  estimator::Runtime m_runtime;
+  std::map<std::string, estimator::Model> m_models;
+};
+
+ClusterState cluster_state(const estimator::Cluster& cluster);
+std::vector<std::string> gpu_ids(const estimator::Cluster& cluster);
+
+}  // namespace crius::scheduler

@@ -1,0 +1,47 @@
+// Free-GPU bookkeeping and node placement shared by every policy.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scheduler/types.h"
+
+namespace crius::scheduler {
+
+class FreeMap {
+ public:
+  // `tie` (optional, one rank per node) breaks ties between equally full nodes.
+  explicit FreeMap(const ClusterState& cluster, const std::vector<unsigned>* tie = nullptr);
+  const ClusterState& cluster() const { return *m_cluster; }
+  int free(int node) const { return m_free[node]; }
+  int free_gpus(const std::string& gpu) const;
+  bool fits(const Allocation& a) const;
+  void take(const Allocation& a);
+  void give(const Allocation& a);
+  // Best fit: the nodes of `partition` with the fewest free GPUs that still hold
+  // `shape.gpus_per_node`, so that big holes stay whole. Ties: the tie rank
+  // (a seeded permutation), else the lower node index.
+  std::optional<Allocation> place(int partition, const CellShape& shape) const;
+  // First shape of shapes_for(gpu, gpus) (consolidated first) that places.
+  std::optional<Allocation> place_any(const std::string& gpu, int gpus) const;
+
+ private:
+  const ClusterState* m_cluster;
+  const std::vector<unsigned>* m_tie;
+  std::vector<int> m_free;
+};
+
+// Node shapes that hold `gpus` GPUs in one partition of type `gpu`: gpus per
+// node a power of two dividing `gpus`, at most the node size; consolidated
+// (fewest nodes) first. Each shape carries its partition.
+struct PlacedShape {
+  int partition;
+  CellShape shape;
+};
+std::vector<PlacedShape> shapes_for(const ClusterState& cluster, const std::string& gpu, int gpus);
+
+// GPU counts a job may be given on `gpu`: powers of two up to the type's total.
+std::vector<int> counts_for(const ClusterState& cluster, const std::string& gpu);
+
+}  // namespace crius::scheduler

@@ -1,0 +1,36 @@
+// Crius: the Cell-aware policy of the paper (see crius(7), POLICIES).
+// Each round, in queue order (FIFO, or earliest deadline in deadline mode):
+//  1. fit the job on the Cell of the best normalised speed that places now,
+//     among Cells of up to kMaxScale times the requested GPU count;
+//  2. when that fit is poor (below kWellFit of its ideal Cell), a bounded search
+//     over shrinking one running job, moving one to another GPU type, or
+//     migrating one to defragment; the plan of the largest total gain wins;
+//  3. a job behind a blocked queue head starts "opportunistically" and the
+//     blocked head may preempt opportunistic jobs;
+//  4. with nobody waiting, an upgrade pass doubles GPUs or changes type while
+//     the time saved pays for the restart.
+// Speeds are Cell-optimal (the best plan of each Cell), normalised per job by
+// its speed on what it requested, so gains of different jobs add up.
+#pragma once
+
+#include "scheduler/policy.h"
+
+namespace crius::scheduler {
+
+class CriusPolicy final : public Policy {
+ public:
+  static constexpr int kMaxScale = 4;         // Cells of up to 4x the requested GPUs (as sia)
+  static constexpr double kWellFit = 0.8;     // of the job's ideal normalised speed
+  static constexpr int kSearchJobs = 16;      // running jobs tried per poor fit
+  static constexpr int kSearchFits = 8;       // poor fits searched per round
+  static constexpr double kDoubleGain = 1.2;  // min speed-up for doubling GPUs
+
+  explicit CriusPolicy(const PolicyOptions& options) : m_options(options) {}
+  std::string name() const override { return "crius"; }
+  std::vector<Target> schedule(const Context& ctx) override;
+
+ private:
+  PolicyOptions m_options;
+};
+
+}  // namespace crius::scheduler

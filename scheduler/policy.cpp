@@ -1,0 +1,118 @@
+#include "scheduler/policy.h"
+
+#include <algorithm>
+
+#include "scheduler/policies/crius.h"
+#include "scheduler/policies/elasticflow_ls.h"
+#include "scheduler/policies/fcfs.h"
+#include "scheduler/policies/gandiva.h"
+#include "scheduler/policies/gavel.h"
+#include "scheduler/policies/sia.h"
+
+namespace crius::scheduler {
+
+bool Context::feasible(const Job& j, const std::string& gpu, int gpus) const {
+  for (const PlacedShape& ps : shapes_for(cluster, gpu, gpus)) {
+    if (best(j, ps.shape).feasible) return true;
+  }
+  return false;
+}
+
+Result<void> Policy::runnable(const Job& job, const Context& ctx) const {
+  for (const std::string& gpu : ctx.cluster.gpu_types())
+    for (int c : counts_for(ctx.cluster, gpu))
+      if (ctx.feasible(job, gpu, c)) return {};
+  return make_error("no Cell of the cluster can run it (every shape is out of memory or unknown)");
+}
+
+const std::vector<std::pair<std::string, PolicyFactory>>& policy_registry() {
+  static const std::vector<std::pair<std::string, PolicyFactory>> registry = {
+      {"crius", [](const PolicyOptions& o) { return std::make_unique<CriusPolicy>(o); }},
+      {"fcfs", [](const PolicyOptions& o) { return std::make_unique<FcfsPolicy>(o); }},
+      {"gandiva", [](const PolicyOptions& o) { return std::make_unique<GandivaPolicy>(o); }},
+      {"gavel", [](const PolicyOptions& o) { return std::make_unique<GavelPolicy>(o); }},
+      {"elasticflow-ls",
+       [](const PolicyOptions& o) { return std::make_unique<ElasticFlowLsPolicy>(o); }},
+      {"sia", [](const PolicyOptions& o) { return std::make_unique<SiaPolicy>(o); }},
+  };
+  return registry;
+}
+
+std::vector<std::string> policy_names() {
+  std::vector<std::string> out;
+  for (const auto& [name, f] : policy_registry()) out.push_back(name);
+  return out;
+}
+
+Result<std::unique_ptr<Policy>> make_policy(std::string_view name, const PolicyOptions& options) {
+  for (const auto& [n, f] : policy_registry())
+    if (n == name) return f(options);
+  std::vector<std::string> near = close_matches(name, policy_names());
+  return make_error("unknown policy '" + std::string(name) + "'" +
+                    (near.empty() ? "" : "; did you mean " + join(near, ", ") + "?") +
+                    " (policies: " + join(policy_names(), ", ") + ", all)");
+}
+
+std::vector<Target> keep_running(const Context& ctx) {
+  std::vector<Target> t(ctx.jobs.size());
+  for (size_t i = 0; i < ctx.jobs.size(); ++i) {
+    if (ctx.jobs[i]->state == JobState::running) {
+      t[i].alloc = ctx.jobs[i]->alloc;
+      t[i].opportunistic = ctx.jobs[i]->opportunistic;
+    }
+  }
+  return t;
+}
+
+FreeMap taken(const Context& ctx, const std::vector<Target>& targets) {
+  FreeMap free = ctx.free_map();
+  for (const Target& t : targets)
+    if (!t.alloc.empty()) free.take(t.alloc);
+  return free;
+}
+
+Result<void> runnable_on_requested_type(const Job& job, const Context& ctx, bool exact_count) {
+  std::vector<std::string> types = ctx.cluster.gpu_types();
+  if (std::find(types.begin(), types.end(), job.req_gpu) == types.end())
+    return make_error("requests GPU type '" + job.req_gpu + "', which the cluster does not have (" +
+                      join(types, ", ") + ")");
+  if (exact_count) {
+    if (job.req_gpus > ctx.cluster.total_gpus(job.req_gpu))
+      return make_error("requests " + std::to_string(job.req_gpus) + " " + job.req_gpu +
+                        " GPUs, the cluster has " +
+                        std::to_string(ctx.cluster.total_gpus(job.req_gpu)));
+    if (!ctx.feasible(job, job.req_gpu, job.req_gpus))
+      return make_error("no Cell of " + std::to_string(job.req_gpus) + " " + job.req_gpu +
+                        " GPUs fits it in memory");
+    return {};
+  }
+  for (int c : counts_for(ctx.cluster, job.req_gpu))
+    if (ctx.feasible(job, job.req_gpu, c)) return {};
+  return make_error("no Cell of " + job.req_gpu + " GPUs fits it in memory");
+}
+
+double decision_speed(const Context& ctx, const Job& job, const CellShape& shape,
+                      bool data_parallel) {
+  Perf b = ctx.best(job, shape);
+  if (!b.feasible) return -1;
+  if (!data_parallel) return b.samples_per_s;
+  Perf d = ctx.dp(job, shape);
+  return d.feasible ? d.samples_per_s : b.samples_per_s;
+}
+
+std::optional<Allocation> place_best(const Context& ctx, const FreeMap& free, const Job& job,
+                                     const std::string& gpu, int gpus, bool data_parallel) {
+  std::optional<Allocation> best;
+  double best_speed = 0;
+  for (const PlacedShape& ps : shapes_for(ctx.cluster, gpu, gpus)) {
+    double speed = decision_speed(ctx, job, ps.shape, data_parallel);
+    if (speed <= 0 || speed <= best_speed * (1 + 1e-9)) continue;
+    if (auto a = free.place(ps.partition, ps.shape)) {
+      best = a;
+      best_speed = speed;
+    }
+  }
+  return best;
+}
+
+}  // namespace crius::scheduler

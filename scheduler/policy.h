@@ -1,0 +1,87 @@
+// The one policy interface. A policy sees one round (cluster, the active jobs,
+// the time, a throughput source) and returns the allocation it wants each
+// active job to hold; the Scheduler turns that into decisions. Policies keep no
+// state between rounds, so a restarted controller decides the same.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "estimator/result.h"
+#include "scheduler/placement.h"
+#include "scheduler/throughput.h"
+#include "scheduler/types.h"
+
+namespace crius::scheduler {
+
+struct PolicyOptions {
+  double interval_s = 300;       // round length
+  double restart_cost_s = 60;    // lost time of a job that is moved, resized or resumed
+  bool deadline_mode = false;    // crius: earliest deadline first instead of FIFO
+  uint64_t seed = 1;             // tie breaking
+  double solver_time_limit_s = 10;  // gavel/sia: GLPK time limit per round (a safety net)
+};
+
+struct Context {
+  const ClusterState& cluster;
+  std::vector<const Job*> jobs;  // pending and running, by (submit_time, id)
+  double now;
+  ThroughputSource& tput;
+  const PolicyOptions& options;
+  std::vector<unsigned> tie;     // per node, a permutation drawn from options.seed
+
+  FreeMap free_map() const { return FreeMap(cluster, &tie); }
+
+  Perf best(const Job& j, const CellShape& s) const { return tput.best(j.model, j.global_batch, s); }
+  Perf dp(const Job& j, const CellShape& s) const {
+    return tput.data_parallel(j.model, j.global_batch, s);
+  }
+  // Some shape of `gpus` GPUs of `gpu` fits the job in memory (Cell-optimal plan).
+  bool feasible(const Job& j, const std::string& gpu, int gpus) const;
+};
+
+// What a policy wants for one job (same order as Context::jobs).
+struct Target {
+  Allocation alloc;              // empty: pending (or preempted)
+  bool opportunistic = false;
+  std::string reason;
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual std::string name() const = 0;
+  virtual std::vector<Target> schedule(const Context& ctx) = 0;
+  // Whether this policy could ever run the job on this cluster (e.g. fcfs needs
+  // the requested type and count to fit in memory). Unrunnable jobs are reported.
+  virtual Result<void> runnable(const Job& job, const Context& ctx) const;
+};
+
+using PolicyFactory = std::function<std::unique_ptr<Policy>(const PolicyOptions&)>;
+const std::vector<std::pair<std::string, PolicyFactory>>& policy_registry();
+std::vector<std::string> policy_names();
+Result<std::unique_ptr<Policy>> make_policy(std::string_view name, const PolicyOptions& options);
+
+// Helpers shared by policies.
+// Targets that keep every running job where it is.
+std::vector<Target> keep_running(const Context& ctx);
+// A free map with the given targets' allocations taken.
+FreeMap taken(const Context& ctx, const std::vector<Target>& targets);
+// For policies that keep the requested GPU type: the type must be in the
+// cluster and some count (exactly the requested one when exact_count) must fit.
+Result<void> runnable_on_requested_type(const Job& job, const Context& ctx, bool exact_count);
+// Speed a policy decides with: the Cell-optimal speed, or (data_parallel) the
+// pure data-parallel speed, which baselines know; where pure data parallelism
+// does not fit in memory, the Cell-optimal speed stands in. -1: not feasible.
+double decision_speed(const Context& ctx, const Job& job, const CellShape& shape,
+                      bool data_parallel);
+// Best placement of `gpus` GPUs of `gpu` for the job by speed (best or dp),
+// among shapes that fit the free map and are memory-feasible.
+std::optional<Allocation> place_best(const Context& ctx, const FreeMap& free, const Job& job,
+                                     const std::string& gpu, int gpus, bool data_parallel);
+
+}  // namespace crius::scheduler

@@ -1,0 +1,206 @@
+#include "scheduler/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+namespace crius::scheduler {
+
+static double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  // Nearest rank.
+  size_t rank = static_cast<size_t>(std::ceil(q * v.size()));
+  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
+}
+
+static double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+Summary summarize(const SimResult& r, const ClusterState& cluster) {
+  Summary s;
+  s.policy = r.policy;
+  s.jobs = static_cast<int>(r.jobs.size());
+  std::vector<double> jct, queue;
+  for (const Job& j : r.jobs) {
+    s.reconfigurations += j.reconfigurations;
+    if (j.state == JobState::unrunnable) ++s.unrunnable;
+    if (j.state != JobState::finished) continue;
+    ++s.finished;
+    jct.push_back(j.finish_time - j.submit_time);
+    queue.push_back(j.first_start - j.submit_time);
+  }
+  auto mean = [](const std::vector<double>& v) {
+    return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / v.size();
+  };
+  s.jct_mean_s = mean(jct);
+  s.jct_median_s = median(jct);
+  s.jct_p99_s = percentile(jct, 0.99);
+  s.queue_mean_s = mean(queue);
+  s.makespan_s = r.end - r.start;
+  s.throughput_mean = s.makespan_s > 0 ? r.throughput_integral / s.makespan_s : 0;
+  for (const auto& [gpu, secs] : r.gpu_seconds) {
+    int n = cluster.total_gpus(gpu);
+    s.utilisation[gpu] = (n > 0 && s.makespan_s > 0) ? secs / (n * s.makespan_s) : 0;
+  }
+  s.rounds = static_cast<int>(r.round_wall_s.size());
+  s.round_p99_ms = percentile(r.round_wall_s, 0.99) * 1e3;
+  s.round_max_ms = r.round_wall_s.empty()
+                       ? 0
+                       : *std::max_element(r.round_wall_s.begin(), r.round_wall_s.end()) * 1e3;
+  return s;
+}
+
+static std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string format_summary(const Summary& s, bool with_timing) {
+  std::ostringstream o;
+  o << "policy " << s.policy << "\n";
+  o << "  jobs finished      " << s.finished << " of " << s.jobs;
+  if (s.unrunnable) o << " (" << s.unrunnable << " unrunnable)";
+  o << "\n";
+  o << "  JCT mean/median/p99 " << fmt("%.0f", s.jct_mean_s) << " / " << fmt("%.0f", s.jct_median_s)
+    << " / " << fmt("%.0f", s.jct_p99_s) << " s\n";
+  o << "  queueing mean      " << fmt("%.0f", s.queue_mean_s) << " s\n";
+  o << "  makespan           " << fmt("%.0f", s.makespan_s) << " s\n";
+  o << "  throughput mean    " << fmt("%.2f", s.throughput_mean) << " samples/s\n";
+  o << "  GPU utilisation   ";
+  for (const auto& [gpu, u] : s.utilisation) o << " " << gpu << " " << fmt("%.1f", 100 * u) << "%";
+  o << "\n";
+  o << "  reconfigurations   " << s.reconfigurations << "\n";
+  if (with_timing)
+    o << "  round time p99/max " << fmt("%.2f", s.round_p99_ms) << " / " << fmt("%.2f", s.round_max_ms)
+      << " ms over " << s.rounds << " rounds\n";
+  return o.str();
+}
+
+std::string format_comparison(const std::vector<Summary>& all) {
+  const Summary* base = nullptr;
+  for (const Summary& s : all)
+    if (s.policy == "crius") base = &s;
+  std::ostringstream o;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%-15s %8s %10s %10s %10s %10s %10s %12s %8s\n", "policy",
+                "finished", "JCT mean", "JCT med", "JCT p99", "queue", "makespan", "throughput",
+                "reconf");
+  o << buf;
+  for (const Summary& s : all) {
+    std::snprintf(buf, sizeof buf, "%-15s %8d %10.0f %10.0f %10.0f %10.0f %10.0f %12.2f %8d\n",
+                  s.policy.c_str(), s.finished, s.jct_mean_s, s.jct_median_s, s.jct_p99_s,
+                  s.queue_mean_s, s.makespan_s, s.throughput_mean, s.reconfigurations);
+    o << buf;
+  }
+  if (base) {
+    o << "\nratios against crius (JCT: policy / crius, >1 = crius faster; throughput: crius / "
+         "policy)\n";
+    std::snprintf(buf, sizeof buf, "%-15s %10s %10s %10s %10s\n", "policy", "JCT mean", "JCT p99",
+                  "makespan", "throughput");
+    o << buf;
+    auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+    for (const Summary& s : all) {
+      std::snprintf(buf, sizeof buf, "%-15s %9.2fx %9.2fx %9.2fx %9.2fx\n", s.policy.c_str(),
+                    ratio(s.jct_mean_s, base->jct_mean_s), ratio(s.jct_p99_s, base->jct_p99_s),
+                    ratio(s.makespan_s, base->makespan_s),
+                    ratio(base->throughput_mean, s.throughput_mean));
+      o << buf;
+    }
+  }
+  return o.str();
+}
+
+nlohmann::json to_json(const std::vector<Summary>& all) {
+  nlohmann::json out;
+  out["policies"] = nlohmann::json::object();
+  for (const Summary& s : all)
+    out["policies"][s.policy] = {{"finished", s.finished},
+                                 {"jct_mean_s", s.jct_mean_s},
+                                 {"jct_median_s", s.jct_median_s},
+                                 {"jct_p99_s", s.jct_p99_s},
+                                 {"queue_mean_s", s.queue_mean_s},
+                                 {"makespan_s", s.makespan_s},
+                                 {"throughput_mean", s.throughput_mean},
+                                 {"reconfigurations", s.reconfigurations}};
+  return out;
+}
+
+Result<void> write_jobs_csv(const std::string& path, const std::vector<SimResult>& runs) {
+  std::ofstream out(path);
+  if (!out) return make_error(path + ": cannot write");
+  out << "policy,job_id,model,batch_size,req_gpu,req_gpus,submit_s,start_s,finish_s,jct_s,state,"
+         "last_gpu,last_gpus,reconfigurations\n";
+  for (const SimResult& r : runs)
+    for (const Job& j : r.jobs) {
+      bool fin = j.state == JobState::finished;
+      out << r.policy << ',' << j.name << ',' << j.model << ',' << j.global_batch << ','
+          << j.req_gpu << ',' << j.req_gpus << ',' << fmt("%.0f", j.submit_time) << ','
+          << (j.first_start >= 0 ? fmt("%.0f", j.first_start) : "") << ','
+          << (fin ? fmt("%.1f", j.finish_time) : "") << ','
+          << (fin ? fmt("%.1f", j.finish_time - j.submit_time) : "") << ',' << to_string(j.state)
+          << ',' << j.alloc.shape.gpu << ',' << (j.alloc.empty() ? 0 : j.alloc.shape.gpus()) << ','
+          << j.reconfigurations << '\n';
+    }
+  if (!out) return make_error(path + ": write failed");
+  return {};
+}
+
+Result<void> write_plots(const std::string& dir, const std::vector<SimResult>& runs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return make_error(dir + ": cannot create: " + ec.message());
+  for (const SimResult& r : runs) {
+    std::vector<double> jct;
+    for (const Job& j : r.jobs)
+      if (j.state == JobState::finished) jct.push_back((j.finish_time - j.submit_time) / 3600);
+    std::sort(jct.begin(), jct.end());
+    std::ofstream cdf(dir + "/jct-" + r.policy + ".dat");
+    for (size_t i = 0; i < jct.size(); ++i) cdf << jct[i] << ' ' << double(i + 1) / jct.size() << '\n';
+    std::ofstream tl(dir + "/throughput-" + r.policy + ".dat");
+    for (const Sample& s : r.timeline) tl << (s.time - r.start) / 3600 << ' ' << s.throughput << '\n';
+    if (!cdf || !tl) return make_error(dir + ": cannot write plot data");
+  }
+  std::string gp = dir + "/plots.gp";
+  {
+    std::ofstream g(gp);
+    for (const char* term : {"pngcairo size 900,600", "svg size 900,600"}) {
+      std::string ext = std::string(term).substr(0, 3) == "png" ? "png" : "svg";
+      g << "set terminal " << term << "\nset key bottom right\nset grid\n";
+      g << "set output '" << dir << "/jct-cdf." << ext << "'\n";
+      g << "set title 'Job completion time CDF'\nset xlabel 'JCT (hours)'\nset ylabel 'fraction of jobs'\n";
+      g << "plot ";
+      for (size_t i = 0; i < runs.size(); ++i)
+        g << (i ? ", " : "") << "'" << dir << "/jct-" << runs[i].policy << ".dat' with steps lw 2 title '"
+          << runs[i].policy << "'";
+      g << "\nset key top right\nset output '" << dir << "/throughput." << ext << "'\n";
+      g << "set title 'Cluster throughput'\nset xlabel 'time (hours)'\nset ylabel 'samples/s'\n";
+      g << "plot ";
+      for (size_t i = 0; i < runs.size(); ++i)
+        g << (i ? ", " : "") << "'" << dir << "/throughput-" << runs[i].policy
+          << ".dat' with lines lw 1.5 title '" << runs[i].policy << "'";
+      g << "\nunset output\n";
+    }
+  }
+  std::string cmd = "gnuplot '" + gp + "' 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return make_error("cannot run gnuplot");
+  std::string output;
+  char buf[256];
+  while (fgets(buf, sizeof buf, p)) output += buf;
+  int rc = pclose(p);
+  if (rc != 0) return make_error("gnuplot failed: " + output);
+  return {};
+}
+
+}  // namespace crius::scheduler

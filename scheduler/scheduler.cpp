@@ -1,0 +1,136 @@
+#include "scheduler/scheduler.h"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+namespace crius::scheduler {
+
+static Result<void> check_allocation(const ClusterState& cluster, const Job& job,
+                                     const Allocation& a, ThroughputSource& tput, bool memory) {
+  std::string who = "job " + job.name + ": ";
+  if (a.partition < 0 || a.partition >= static_cast<int>(cluster.partitions.size()))
+    return make_error(who + "allocation names no partition");
+  if (static_cast<int>(a.node_ids.size()) != a.shape.nodes || a.shape.gpus_per_node <= 0)
+    return make_error(who + "allocation does not match its Cell shape");
+  const Partition& part = cluster.partitions[a.partition];
+  if (a.shape.gpu != part.gpu) return make_error(who + "Cell GPU type differs from its partition");
+  for (int id : a.node_ids) {
+    if (id < 0 || id >= static_cast<int>(cluster.nodes.size()))
+      return make_error(who + "allocation names an unknown node");
+    const Node& n = cluster.nodes[id];
+    if (n.partition != a.partition || n.gpu != a.shape.gpu)
+      return make_error(who + "allocation mixes partitions or GPU types (node " + n.name + ")");
+  }
+  if (!memory) return {};
+  Perf p = tput.best(job.model, job.global_batch, a.shape);
+  if (!p.feasible)
+    return make_error(who + "Cell " + a.shape.gpu + " " + std::to_string(a.shape.nodes) + "x" +
+                      std::to_string(a.shape.gpus_per_node) + " is not feasible: " + p.why);
+  return {};
+}
+
+Result<void> check_invariants(const ClusterState& cluster, const std::vector<Job>& jobs,
+                              ThroughputSource& tput,
+                              const std::function<bool(const Job&)>& memory_check_for) {
+  std::vector<int> used(cluster.nodes.size(), 0);
+  for (const Job& j : jobs) {
+    if (j.state != JobState::running) {
+      if (!j.alloc.empty()) return make_error("job " + j.name + ": not running but holds GPUs");
+      continue;
+    }
+    if (j.alloc.empty()) return make_error("job " + j.name + ": running without GPUs");
+    bool memory = !memory_check_for || memory_check_for(j);
+    if (auto r = check_allocation(cluster, j, j.alloc, tput, memory); !r) return r;
+    std::vector<int> ids = j.alloc.node_ids;
+    std::sort(ids.begin(), ids.end());
+    if (std::adjacent_find(ids.begin(), ids.end()) != ids.end())
+      return make_error("job " + j.name + ": a node is listed twice in its allocation");
+    for (int id : ids) used[id] += j.alloc.shape.gpus_per_node;
+  }
+  for (size_t i = 0; i < used.size(); ++i)
+    if (used[i] > cluster.nodes[i].capacity)
+      return make_error("node " + cluster.nodes[i].name + ": " + std::to_string(used[i]) +
+                        " GPUs given, capacity " + std::to_string(cluster.nodes[i].capacity));
+  return {};
+}
+
+// The same seed gives the same permutation in every round and every driver.
+static std::vector<unsigned> tie_ranks(size_t n, uint64_t seed) {
+  std::vector<unsigned> r(n);
+  std::iota(r.begin(), r.end(), 0u);
+  std::mt19937_64 rng(seed);
+  for (size_t i = n; i > 1; --i) std::swap(r[i - 1], r[rng() % i]);
+  return r;
+}
+
+Result<void> Scheduler::runnable(const ClusterState& cluster, const Job& job) {
+  Context ctx{cluster, {}, 0, m_tput, m_options, {}};
+  return m_policy.runnable(job, ctx);
+}
+
+Result<std::vector<Decision>> Scheduler::decide(const ClusterState& cluster,
+                                                const std::vector<Job>& jobs, double now) {
+  Context ctx{cluster, {}, now, m_tput, m_options, tie_ranks(cluster.nodes.size(), m_options.seed)};
+  for (const Job& j : jobs)
+    if ((j.state == JobState::pending && j.submit_time <= now) || j.state == JobState::running)
+      ctx.jobs.push_back(&j);
+  std::stable_sort(ctx.jobs.begin(), ctx.jobs.end(), [](const Job* a, const Job* b) {
+    return a->submit_time != b->submit_time ? a->submit_time < b->submit_time : a->id < b->id;
+  });
+  std::vector<Target> targets = m_policy.schedule(ctx);
+  if (targets.size() != ctx.jobs.size())
+    return make_error("policy " + m_policy.name() + " returned a wrong number of targets");
+
+  // Validate the whole target state before emitting anything.
+  // A job left where it runs is not re-checked for memory: a live cluster may
+  // hold jobs the estimator would not have placed, and that is not this round's doing.
+  std::vector<Job> after;
+  std::vector<bool> changed;
+  after.reserve(ctx.jobs.size());
+  for (size_t i = 0; i < ctx.jobs.size(); ++i) {
+    Job j = *ctx.jobs[i];
+    j.alloc = targets[i].alloc;
+    j.state = j.alloc.empty() ? JobState::pending : JobState::running;
+    changed.push_back(!(j.alloc == ctx.jobs[i]->alloc));
+    j.id = static_cast<int>(i);  // index into `changed`
+    after.push_back(std::move(j));
+  }
+  auto memory_check_for = [&](const Job& j) { return changed[j.id]; };
+  if (auto r = check_invariants(cluster, after, m_tput, memory_check_for); !r)
+    return make_error("policy " + m_policy.name() + ": " + r.error());
+
+  std::vector<Decision> preempts, changes, starts;
+  for (size_t i = 0; i < ctx.jobs.size(); ++i) {
+    const Job& j = *ctx.jobs[i];
+    Target& t = targets[i];
+    Decision d;
+    d.job = j.id;
+    d.target = t.alloc;
+    d.opportunistic = t.opportunistic;
+    d.reason = t.reason;
+    if (!t.alloc.empty()) d.target.stages = m_tput.best(j.model, j.global_batch, t.alloc.shape).stages;
+    bool was = j.state == JobState::running;
+    if (!was && t.alloc.empty()) continue;
+    if (was && t.alloc.empty()) {
+      d.kind = Decision::Kind::preempt;
+      if (d.reason.empty()) d.reason = "preempted";
+      preempts.push_back(std::move(d));
+    } else if (!was) {
+      d.kind = Decision::Kind::start;
+      if (d.reason.empty()) d.reason = "start";
+      starts.push_back(std::move(d));
+    } else if (!(j.alloc == t.alloc)) {
+      d.kind = j.alloc.shape.gpus() != t.alloc.shape.gpus() ? Decision::Kind::resize
+                                                            : Decision::Kind::move;
+      if (d.reason.empty()) d.reason = d.kind == Decision::Kind::resize ? "resize" : "move";
+      changes.push_back(std::move(d));
+    }
+  }
+  std::vector<Decision> out = std::move(preempts);
+  for (auto& d : changes) out.push_back(std::move(d));
+  for (auto& d : starts) out.push_back(std::move(d));
+  return out;
+}
+
+}  // namespace crius::scheduler

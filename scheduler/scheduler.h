@@ -1,0 +1,43 @@
+// The driver-independent scheduler: cluster state + jobs + now in, decisions out.
+// crius-sim (simulated clock) and criusd (Slurm) both drive it, each round
+// passing the full state; it keeps nothing between rounds.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "scheduler/policy.h"
+
+namespace crius::scheduler {
+
+class Scheduler {
+ public:
+  Scheduler(Policy& policy, ThroughputSource& tput, PolicyOptions options)
+      : m_policy(policy), m_tput(tput), m_options(options) {}
+  // Decisions for the running jobs and the pending jobs submitted by `now`
+  // among `jobs` (others are ignored).
+  // Order: preemptions, then moves and resizes, then starts, so a driver that
+  // applies them one by one frees GPUs before it hands them out.
+  // A target that breaks an invariant is a policy bug: returned as an error.
+  Result<std::vector<Decision>> decide(const ClusterState& cluster, const std::vector<Job>& jobs,
+                                       double now);
+  Result<void> runnable(const ClusterState& cluster, const Job& job);
+  const PolicyOptions& options() const { return m_options; }
+  Policy& policy() { return m_policy; }
+
+ private:
+  Policy& m_policy;
+  ThroughputSource& m_tput;
+  PolicyOptions m_options;
+};
+
+// Invariants of a set of jobs on a cluster: no GPU given twice, node capacity,
+// one GPU type and one partition per job, the allocation matches its Cell shape,
+// and the job's Cell is memory-feasible. Checks running jobs.
+// `memory_check_for` (optional) limits the memory check to the jobs it accepts.
+Result<void> check_invariants(const ClusterState& cluster, const std::vector<Job>& jobs,
+                              ThroughputSource& tput,
+                              const std::function<bool(const Job&)>& memory_check_for = {});
+
+}  // namespace crius::scheduler

@@ -1,0 +1,169 @@
+// crius-sim: trace-driven simulation of the scheduler policies (crius-sim(1)).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "estimator/estimator.h"
+#include "scheduler/estimator_throughput.h"
+#include "scheduler/report.h"
+#include "scheduler/simulator.h"
+
+namespace cs = crius::scheduler;
+namespace ce = crius::estimator;
+
+namespace {
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+int fail(int code, const std::string& msg) {
+  std::cerr << "crius-sim: " << msg << "\n";
+  return code;
+}
+
+// One line, rewritten in place; only on a terminal.
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool on) : m_on(on) {}
+  void show(const std::string& label, double f) {
+    if (!m_on) return;
+    int pct = static_cast<int>(f * 100);
+    if (pct == m_last) return;
+    m_last = pct;
+    int fill = pct * 30 / 100;
+    std::fprintf(stderr, "\r%-15s [%s%s] %3d%%", label.c_str(), std::string(fill, '#').c_str(),
+                 std::string(30 - fill, '.').c_str(), pct);
+    std::fflush(stderr);
+  }
+  void done() {
+    if (m_on) std::fprintf(stderr, "\r%60s\r", "");
+    m_last = -1;
+  }
+
+ private:
+  bool m_on;
+  int m_last = -1;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"crius-sim: simulate the crius scheduler and its baselines on a job trace"};
+  std::string trace, cluster_file, policy = "crius", json_file, jobs_csv, plot_dir, table_file;
+  std::string runtime_name = "alpa", save_table;
+  bool table_only = false;
+  cs::PolicyOptions popt;
+  double iter_scale = 1.0;
+  bool no_check = false, timing = false;
+  app.add_option("--trace", trace, "job trace CSV (the Crius artifact's columns)")->required();
+  app.add_option("--cluster", cluster_file, "cluster file (crius.toml(5))")->required();
+  app.add_option("--policy", policy, "crius, fcfs, gandiva, gavel, elasticflow-ls, sia, or all");
+  app.add_option("--interval", popt.interval_s, "seconds between scheduling rounds (300)");
+  app.add_option("--iter-scale", iter_scale,
+                 "multiply iterations by F and divide deadline budgets by F (1; the paper: 0.2)");
+  app.add_option("--seed", popt.seed, "seed of the placement tie-breaking (1)");
+  app.add_option("--restart-cost", popt.restart_cost_s,
+                 "seconds a moved, resized or resumed job loses (60)");
+  app.add_flag("--deadline-mode", popt.deadline_mode, "crius: earliest deadline first");
+  app.add_option("--runtime", runtime_name, "estimator runtime profile: alpa (default) or megatron");
+  app.add_option("--throughput-table", table_file,
+                 "measured iteration times (CSV); missing shapes use the estimator");
+  app.add_flag("--table-only", table_only,
+               "with --throughput-table: no estimator for missing shapes (they do not fit)");
+  app.add_option("--save-throughput", save_table,
+                 "write every speed the run used as a --throughput-table file");
+  app.add_option("--json", json_file, "write the summary as JSON");
+  app.add_option("--jobs-csv", jobs_csv, "write one row per job and policy");
+  app.add_option("--plot", plot_dir, "draw JCT CDF and throughput plots (PNG, SVG) here");
+  app.add_flag("--no-check", no_check, "skip the invariant check after every round");
+  app.add_flag("--timing", timing, "print the 99th-percentile and longest wall time of a round");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail(kExitUsage, e.what());
+  }
+
+  if (!(popt.interval_s > 0))
+    return fail(kExitUsage, "--interval must be > 0 seconds, got " + std::to_string(popt.interval_s));
+  if (!(iter_scale > 0))
+    return fail(kExitUsage, "--iter-scale must be > 0, got " + std::to_string(iter_scale));
+  if (!(popt.restart_cost_s >= 0))
+    return fail(kExitUsage,
+                "--restart-cost must be >= 0 seconds, got " + std::to_string(popt.restart_cost_s));
+
+  std::vector<std::string> policies;
+  if (policy == "all") {
+    policies = cs::policy_names();
+  } else {
+    auto p = cs::make_policy(policy, popt);
+    if (!p) return fail(kExitUsage, "--policy: " + p.error());
+    policies = {policy};
+  }
+  auto runtime = ce::parse_runtime(runtime_name);
+  if (!runtime) return fail(kExitUsage, "--runtime: " + runtime.error());
+
+  auto cluster = ce::load_cluster(cluster_file);
+  if (!cluster) return fail(kExitUsage, cluster.error());
+  cs::ClusterState state = cs::cluster_state(*cluster);
+  if (state.nodes.empty()) return fail(kExitUsage, cluster_file + ": the cluster has no nodes");
+
+  cs::EstimatorThroughput est(*cluster, *runtime);
+  std::unique_ptr<cs::TableThroughput> table;
+  cs::ThroughputSource* source = &est;
+  if (!table_file.empty()) {
+    auto t = cs::TableThroughput::load(table_file);
+    if (!t) return fail(kExitUsage, "--throughput-table: " + t.error());
+    table = std::move(t.value());
+    if (!table_only) table->set_fallback(&est);
+    source = table.get();
+  }
+  if (table_only && !table)
+    return fail(kExitUsage, "--table-only needs --throughput-table");
+  cs::CachedThroughput tput(*source);
+
+  auto jobs = cs::load_trace(trace, iter_scale);
+  if (!jobs) return fail(kExitUsage, jobs.error());
+  if (auto ok = cs::validate_trace(trace, *jobs, tput, cs::gpu_ids(*cluster)); !ok)
+    return fail(kExitUsage, ok.error());
+
+  ProgressBar bar(isatty(STDERR_FILENO));
+  std::vector<cs::SimResult> runs;
+  std::vector<cs::Summary> summaries;
+  for (const std::string& name : policies) {
+    auto pol = cs::make_policy(name, popt);
+    cs::SimOptions sopt;
+    sopt.policy = popt;
+    sopt.check_invariants = !no_check;
+    sopt.progress = [&](double f) { bar.show(name, f); };
+    auto res = cs::simulate(state, *jobs, **pol, tput, sopt);
+    bar.done();
+    if (!res) return fail(kExitFailure, res.error());
+    for (const std::string& msg : res->unrunnable)
+      std::cerr << "crius-sim: " << name << ": " << msg << "\n";
+    summaries.push_back(cs::summarize(*res, state));
+    std::cout << cs::format_summary(summaries.back(), timing) << std::flush;
+    runs.push_back(std::move(res.value()));
+  }
+  if (policies.size() > 1) std::cout << "\n" << cs::format_comparison(summaries);
+
+  if (!json_file.empty()) {
+    std::ofstream out(json_file);
+    out << cs::to_json(summaries).dump(2) << "\n";
+    if (!out) return fail(kExitFailure, json_file + ": cannot write");
+  }
+  if (!jobs_csv.empty())
+    if (auto r = cs::write_jobs_csv(jobs_csv, runs); !r) return fail(kExitFailure, r.error());
+  if (!save_table.empty())
+    if (auto r = tput.save(save_table); !r) return fail(kExitFailure, r.error());
+  if (!plot_dir.empty())
+    if (auto r = cs::write_plots(plot_dir, runs); !r) return fail(kExitFailure, r.error());
+  return 0;
+}

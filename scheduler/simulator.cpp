@@ -1,0 +1,223 @@
+#include "scheduler/simulator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+
+#include "scheduler/csv.h"
+
+namespace crius::scheduler {
+
+Result<std::vector<Job>> load_trace(const std::string& path, double iter_scale) {
+  std::ifstream in(path);
+  if (!in) return make_error(path + ": cannot open");
+  std::string line;
+  int lineno = 0;
+  // Leading '#' lines (an origin note) come before the header.
+  bool got = false;
+  while ((got = static_cast<bool>(std::getline(in, line)))) {
+    ++lineno;
+    if (line.empty() || line[0] != '#') break;
+  }
+  if (!got) return make_error(path + ":" + std::to_string(lineno + 1) + ": empty file, expected a header");
+  const std::string header_at = path + ":" + std::to_string(lineno) + ": ";
+  static const char* kCols[] = {"job_id", "submission_time", "num_iteration", "model_name",
+                                "deadline", "batch_size", "num_gpu", "gpu_type"};
+  std::vector<std::string> header = split_csv_line(line);
+  std::map<std::string, size_t> col;
+  for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
+  for (const char* c : kCols)
+    if (!col.count(c))
+      return make_error(header_at + "header lacks column '" + c +
+                        "' (expected job_id,submission_time,num_iteration,model_name,deadline,"
+                        "batch_size,num_gpu,gpu_type)");
+  std::vector<Job> jobs;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.empty() || line == "\r" || line[0] == '#') continue;
+    std::vector<std::string> f = split_csv_line(line);
+    std::string at = path + ":" + std::to_string(lineno) + ": ";
+    if (f.size() != header.size())
+      return make_error(at + std::to_string(f.size()) + " fields, the header has " +
+                        std::to_string(header.size()));
+    auto field = [&](const char* c) -> const std::string& { return f[col.at(c)]; };
+    Job j;
+    j.id = static_cast<int>(jobs.size());
+    j.name = field("job_id");
+    j.model = field("model_name");
+    j.req_gpu = field("gpu_type");
+    double deadline = 0;
+    if (j.name.empty()) return make_error(at + "column 'job_id' is empty");
+    if (j.model.empty()) return make_error(at + "column 'model_name' is empty");
+    if (j.req_gpu.empty()) return make_error(at + "column 'gpu_type' is empty");
+    if (!parse_double(field("submission_time"), j.submit_time) || j.submit_time < 0)
+      return make_error(at + "column 'submission_time' must be a number >= 0, got '" +
+                        field("submission_time") + "'");
+    if (!parse_double(field("num_iteration"), j.iterations) || j.iterations <= 0)
+      return make_error(at + "column 'num_iteration' must be a number > 0, got '" +
+                        field("num_iteration") + "'");
+    if (!parse_double(field("deadline"), deadline))
+      return make_error(at + "column 'deadline' must be a number, got '" + field("deadline") + "'");
+    if (!parse_int(field("batch_size"), j.global_batch) || j.global_batch <= 0)
+      return make_error(at + "column 'batch_size' must be an integer > 0, got '" +
+                        field("batch_size") + "'");
+    if (!parse_int(field("num_gpu"), j.req_gpus) || j.req_gpus <= 0)
+      return make_error(at + "column 'num_gpu' must be an integer > 0, got '" + field("num_gpu") +
+                        "'");
+    j.iterations = std::max(1.0, std::round(j.iterations * iter_scale));
+    j.deadline = j.submit_time + (deadline - j.submit_time) / iter_scale;
+    jobs.push_back(std::move(j));
+  }
+  if (jobs.empty()) return make_error(path + ": no jobs");
+  return jobs;
+}
+
+Result<void> validate_trace(const std::string& path, const std::vector<Job>& jobs,
+                            ThroughputSource& tput, const std::vector<std::string>& known_gpus) {
+  std::map<std::string, bool> checked;
+  for (const Job& j : jobs) {
+    if (!checked.count(j.model)) {
+      Result<void> r = tput.check_model(j.model);
+      if (!r) return make_error(path + ": job " + j.name + ": " + r.error());
+      checked[j.model] = true;
+    }
+    if (std::find(known_gpus.begin(), known_gpus.end(), j.req_gpu) == known_gpus.end()) {
+      std::vector<std::string> near = close_matches(j.req_gpu, known_gpus);
+      return make_error(path + ": job " + j.name + ": unknown GPU type '" + j.req_gpu + "'" +
+                        (near.empty() ? "" : "; did you mean " + join(near, ", ") + "?") +
+                        " (known: " + join(known_gpus, ", ") + ")");
+    }
+  }
+  return {};
+}
+
+Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, Policy& policy,
+                           ThroughputSource& tput, const SimOptions& options) {
+  SimResult res;
+  res.policy = policy.name();
+  Scheduler sched(policy, tput, options.policy);
+  const double interval = options.policy.interval_s;
+  const double restart = options.policy.restart_cost_s;
+  std::vector<size_t> order(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    order[i] = i;
+    if (jobs[i].id != static_cast<int>(i)) return make_error("simulate: job ids must be 0..n-1");
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return jobs[a].submit_time < jobs[b].submit_time;
+  });
+  std::map<std::string, double> gpu_seconds;
+  for (const std::string& t : cluster.gpu_types()) gpu_seconds[t] = 0;
+  const double t0 = jobs.empty() ? 0 : jobs[order[0]].submit_time;
+  res.start = res.end = t0;
+  double now = t0;
+  size_t arrived = 0, closed = 0;  // closed: finished or unrunnable
+  size_t idle_rounds = 0;
+
+  while (closed < jobs.size()) {
+    while (arrived < order.size() && jobs[order[arrived]].submit_time <= now) {
+      Job& j = jobs[order[arrived++]];
+      Result<void> ok = sched.runnable(cluster, j);
+      if (!ok) {
+        j.state = JobState::unrunnable;
+        res.unrunnable.push_back("job " + j.name + ": " + ok.error());
+        ++closed;
+      }
+    }
+    auto t_begin = std::chrono::steady_clock::now();
+    Result<std::vector<Decision>> decisions = sched.decide(cluster, jobs, now);
+    res.round_wall_s.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t_begin).count());
+    if (!decisions) return make_error(decisions.error());
+    // Apply: release everything that changes first, then take.
+    for (const Decision& d : *decisions) {
+      Job& j = jobs[d.job];
+      switch (d.kind) {
+        case Decision::Kind::preempt:
+          j.state = JobState::pending;
+          j.alloc = Allocation{};
+          j.opportunistic = false;
+          ++j.reconfigurations;
+          break;
+        case Decision::Kind::move:
+        case Decision::Kind::resize:
+          j.alloc = d.target;
+          j.restart_until = now + restart;
+          ++j.reconfigurations;
+          break;
+        case Decision::Kind::start:
+          j.state = JobState::running;
+          j.alloc = d.target;
+          j.opportunistic = d.opportunistic;
+          j.restart_until = j.first_start < 0 ? now : now + restart;
+          if (j.first_start < 0) j.first_start = now;
+          break;
+      }
+    }
+    if (options.check_invariants) {
+      Result<void> inv = check_invariants(cluster, jobs, tput);
+      if (!inv) return make_error("round at t=" + std::to_string(now) + ": " + inv.error());
+    }
+
+    if (options.on_round) options.on_round(now, jobs, *decisions);
+    const double next = now + interval;
+    double samples = 0;
+    int busy = 0, running = 0, pending = 0;
+    for (Job& j : jobs) {
+      if (j.submit_time <= now && j.state == JobState::pending) ++pending;
+      if (j.state != JobState::running) continue;
+      ++running;
+      busy += j.alloc.shape.gpus();
+      Perf p = tput.best(j.model, j.global_batch, j.alloc.shape);
+      double eff = std::max(now, j.restart_until);
+      double end = next;
+      if (eff < next) {
+        double its = (next - eff) / p.iter_time_s;
+        if (j.done_iterations + its >= j.iterations - 1e-9) {
+          end = eff + (j.iterations - j.done_iterations) * p.iter_time_s;
+          j.done_iterations = j.iterations;
+          j.finish_time = end;
+          j.state = JobState::finished;
+          res.end = std::max(res.end, end);
+          ++closed;
+        } else {
+          j.done_iterations += its;
+        }
+        samples += p.samples_per_s * (end - eff);
+      }
+      gpu_seconds[j.alloc.shape.gpu] += j.alloc.shape.gpus() * (end - now);
+      if (j.state == JobState::finished) j.alloc = Allocation{};
+    }
+    res.throughput_integral += samples;
+    res.timeline.push_back(Sample{now, samples / interval, busy});
+    if (options.progress) options.progress(static_cast<double>(closed) / jobs.size());
+
+    // Nothing runs, nothing can start, no one else arrives: the rest never runs.
+    if (running == 0 && arrived == order.size() && pending > 0 && decisions->empty()) {
+      if (++idle_rounds > 2) {
+        for (Job& j : jobs)
+          if (j.state == JobState::pending) {
+            j.state = JobState::unrunnable;
+            res.unrunnable.push_back("job " + j.name + ": never started: policy " + policy.name() +
+                                     " found no place for it on an idle cluster");
+            ++closed;
+          }
+      }
+    } else {
+      idle_rounds = 0;
+    }
+    now = next;
+    // Skip idle time up to the round of the next arrival.
+    if (running == 0 && pending == 0 && arrived < order.size()) {
+      double t = jobs[order[arrived]].submit_time;
+      if (t > now) now = t0 + std::ceil((t - t0) / interval) * interval;
+    }
+  }
+  for (auto& [t, s] : gpu_seconds) res.gpu_seconds.emplace_back(t, s);
+  res.jobs = std::move(jobs);
+  return res;
+}
+
+}  // namespace crius::scheduler

@@ -1,0 +1,54 @@
+// The simulated-clock driver of the Scheduler (what crius-sim runs): jobs
+// arrive from a trace, every `interval_s` the Scheduler decides, decisions are
+// applied, and progress is integrated at the Cell-optimal speed of each job's
+// allocation until the next round.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "scheduler/scheduler.h"
+
+namespace crius::scheduler {
+
+// The trace CSV of the Crius artifact:
+//   job_id,submission_time,num_iteration,model_name,deadline,batch_size,num_gpu,gpu_type
+// Columns may come in any order; '#' lines are comments; errors name the file
+// and line. `iter_scale`
+// multiplies iterations and divides deadline budgets (the paper ran 0.2).
+Result<std::vector<Job>> load_trace(const std::string& path, double iter_scale);
+
+// Every model must be known to `tput` and every GPU type in `known_gpus`.
+Result<void> validate_trace(const std::string& path, const std::vector<Job>& jobs,
+                            ThroughputSource& tput, const std::vector<std::string>& known_gpus);
+
+struct SimOptions {
+  PolicyOptions policy;
+  bool check_invariants = true;                     // after every round
+  std::function<void(double done_fraction)> progress;  // called once per round
+  // After the decisions of a round are applied (tests observe every round).
+  std::function<void(double now, const std::vector<Job>&, const std::vector<Decision>&)> on_round;
+};
+
+struct Sample {
+  double time;            // round start
+  double throughput;      // samples/s, averaged over the round
+  int busy_gpus;
+};
+
+struct SimResult {
+  std::string policy;
+  std::vector<Job> jobs;
+  std::vector<Sample> timeline;
+  std::vector<double> round_wall_s;          // wall time of each decide()
+  std::vector<std::string> unrunnable;       // "job <id>: why"
+  double start = 0, end = 0;                 // first submission, last finish
+  double throughput_integral = 0;            // samples
+  std::vector<std::pair<std::string, double>> gpu_seconds;  // per GPU type
+};
+
+Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, Policy& policy,
+                           ThroughputSource& tput, const SimOptions& options);
+
+}  // namespace crius::scheduler

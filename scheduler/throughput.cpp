@@ -1,0 +1,213 @@
+#include "scheduler/throughput.h"
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+#include "scheduler/csv.h"
+
+namespace crius::scheduler {
+
+size_t CachedThroughput::KeyHash::operator()(const Key& k) const {
+  size_t h = std::hash<std::string>()(k.model) * 31 + std::hash<std::string>()(k.gpu);
+  h = h * 1000003 + static_cast<size_t>(k.batch);
+  h = h * 131 + static_cast<size_t>(k.nodes);
+  h = h * 131 + static_cast<size_t>(k.gpn);
+  return h * 2 + (k.dp ? 1 : 0);
+}
+
+Perf CachedThroughput::lookup(const Key& k, const std::string& model, int batch,
+                              const CellShape& shape) {
+  auto it = m_cache.find(k);
+  if (it != m_cache.end()) return it->second;
+  ++m_misses;
+  Perf p = k.dp ? m_inner.data_parallel(model, batch, shape) : m_inner.best(model, batch, shape);
+  m_cache.emplace(k, p);
+  return p;
+}
+
+Perf CachedThroughput::best(const std::string& model, int batch, const CellShape& shape) {
+  return lookup(Key{model, shape.gpu, batch, shape.nodes, shape.gpus_per_node, false}, model,
+                batch, shape);
+}
+
+Perf CachedThroughput::data_parallel(const std::string& model, int batch, const CellShape& shape) {
+  return lookup(Key{model, shape.gpu, batch, shape.nodes, shape.gpus_per_node, true}, model,
+                batch, shape);
+}
+
+Result<void> CachedThroughput::save(const std::string& path) const {
+  std::map<std::tuple<std::string, int, std::string, int, int>, std::pair<const Perf*, const Perf*>>
+      rows;
+  for (const auto& [k, p] : m_cache) {
+    auto& r = rows[{k.model, k.batch, k.gpu, k.nodes, k.gpn}];
+    (k.dp ? r.second : r.first) = &p;
+  }
+  std::ofstream out(path);
+  if (!out) return make_error(path + ": cannot write");
+  char buf[64];
+  auto num = [&](const Perf* p) -> std::string {
+    if (!p || !p->feasible) return "";
+    std::snprintf(buf, sizeof buf, "%.17g", p->iter_time_s);
+    return buf;
+  };
+  out << "model,global_batch,gpu_type,num_nodes,gpus_per_node,iter_time_s,kind,dp_iter_time_s\n";
+  for (const auto& [k, r] : rows) {
+    if (!r.first) continue;  // only dp asked: best unknown, leave the shape out
+    const auto& [model, batch, gpu, nodes, gpn] = k;
+    out << model << ',' << batch << ',' << gpu << ',' << nodes << ',' << gpn << ',' << num(r.first)
+        << ',' << (r.first->feasible ? "estimate" : "oom") << ',' << num(r.second) << '\n';
+  }
+  if (!out) return make_error(path + ": write failed");
+  return {};
+}
+
+static std::string table_key(const std::string& model, int batch, const CellShape& s) {
+  return model + "|" + std::to_string(batch) + "|" + s.gpu + "|" + std::to_string(s.nodes) + "|" +
+         std::to_string(s.gpus_per_node);
+}
+
+Result<std::unique_ptr<TableThroughput>> TableThroughput::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return make_error(path + ": cannot open");
+  auto table = std::make_unique<TableThroughput>();
+  table->m_path = path;
+  std::string line;
+  if (!std::getline(in, line)) return make_error(path + ":1: empty file, expected a header");
+  std::vector<std::string> header = split_csv_line(line);
+  std::map<std::string, int> col;
+  for (size_t i = 0; i < header.size(); ++i) col[header[i]] = static_cast<int>(i);
+  for (const char* need : {"model", "global_batch", "gpu_type", "num_nodes", "gpus_per_node",
+                           "iter_time_s"})
+    if (!col.count(need))
+      return make_error(path + ":1: header lacks column '" + need +
+                        "' (expected model,size,global_batch,gpu_type,num_nodes,gpus_per_node,"
+                        "iter_time_s,kind)");
+  int lineno = 1;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.empty() || line == "\r" || line[0] == '#') continue;
+    std::vector<std::string> f = split_csv_line(line);
+    if (f.size() != header.size())
+      return make_error(path + ":" + std::to_string(lineno) + ": " + std::to_string(f.size()) +
+                        " fields, the header has " + std::to_string(header.size()));
+    auto field = [&](const char* name) -> const std::string& { return f[col.at(name)]; };
+    std::string model = field("model");
+    if (col.count("size") && !field("size").empty()) model += "__" + field("size");
+    int batch = 0, nodes = 0, gpn = 0;
+    const char* bad = nullptr;
+    if (!parse_int(field("global_batch"), batch) || batch <= 0) bad = "global_batch";
+    else if (!parse_int(field("num_nodes"), nodes) || nodes <= 0) bad = "num_nodes";
+    else if (!parse_int(field("gpus_per_node"), gpn) || gpn <= 0) bad = "gpus_per_node";
+    if (bad)
+      return make_error(path + ":" + std::to_string(lineno) + ": column '" + bad +
+                        "' must be a positive integer");
+    Perf p;
+    std::string kind = col.count("kind") ? field("kind") : "";
+    double t = 0;
+    if (kind == "oom" || field("iter_time_s").empty()) {
+      p.why = "out of memory (measured)";
+    } else if (!parse_double(field("iter_time_s"), t) || t <= 0) {
+      return make_error(path + ":" + std::to_string(lineno) +
+                        ": column 'iter_time_s' must be a positive number");
+    } else {
+      p.feasible = true;
+      p.iter_time_s = t;
+      p.samples_per_s = batch / t;
+    }
+    CellShape shape{field("gpu_type"), nodes, gpn};
+    table->m_rows[table_key(model, batch, shape)] = p;
+    if (col.count("dp_iter_time_s")) {
+      Perf dp;
+      const std::string& v = field("dp_iter_time_s");
+      if (v.empty()) {
+        dp.why = "pure data parallelism does not fit (table)";
+      } else if (!parse_double(v, t) || t <= 0) {
+        return make_error(path + ":" + std::to_string(lineno) +
+                          ": column 'dp_iter_time_s' must be a positive number or empty");
+      } else {
+        dp.feasible = true;
+        dp.iter_time_s = t;
+        dp.samples_per_s = batch / t;
+      }
+      table->m_dp_rows[table_key(model, batch, shape)] = dp;
+    }
+    if (std::find(table->m_models.begin(), table->m_models.end(), model) == table->m_models.end())
+      table->m_models.push_back(model);
+  }
+  return table;
+}
+
+Perf TableThroughput::best(const std::string& model, int batch, const CellShape& shape) {
+  auto it = m_rows.find(table_key(model, batch, shape));
+  if (it != m_rows.end()) return it->second;
+  if (m_fallback) return m_fallback->best(model, batch, shape);
+  Perf p;
+  p.why = "no measurement in " + m_path;
+  return p;
+}
+
+// A measured table holds the best plan only; pure data parallelism comes from the
+// fallback (the estimator) when there is one, else the table value stands in.
+Perf TableThroughput::data_parallel(const std::string& model, int batch, const CellShape& shape) {
+  auto it = m_dp_rows.find(table_key(model, batch, shape));
+  if (it != m_dp_rows.end()) return it->second;
+  if (m_fallback) {
+    Perf dp = m_fallback->data_parallel(model, batch, shape);
+    if (dp.feasible || m_rows.find(table_key(model, batch, shape)) == m_rows.end()) return dp;
+  }
+  return best(model, batch, shape);
+}
+
+Result<void> TableThroughput::check_model(const std::string& model) {
+  if (std::find(m_models.begin(), m_models.end(), model) != m_models.end()) return {};
+  if (m_fallback) return m_fallback->check_model(model);
+  std::vector<std::string> near = close_matches(model, m_models);
+  return make_error("unknown model '" + model + "' (not in " + m_path + ")" +
+                    (near.empty() ? "" : "; did you mean " + join(near, ", ") + "?"));
+}
+
+std::string TableThroughput::describe() const {
+  return "table " + m_path + (m_fallback ? " + " + m_fallback->describe() : "");
+}
+
+static size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t sub = prev[j - 1] + (std::tolower(a[i - 1]) == std::tolower(b[j - 1]) ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::vector<std::string> close_matches(std::string_view name,
+                                       const std::vector<std::string>& candidates, size_t max) {
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const std::string& c : candidates) {
+    size_t d = edit_distance(name, c);
+    if (d <= std::max<size_t>(2, name.size() / 3)) scored.emplace_back(d, c);
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < scored.size() && i < max; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += sep;
+    out += items[i];
+  }
+  return out;
+}
+
+}  // namespace crius::scheduler

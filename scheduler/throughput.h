@@ -1,0 +1,100 @@
+// Where the scheduler gets the speed of a job on an allocation.
+//
+// best():           the Cell-optimal plan for the allocation (what the job runs at).
+// data_parallel():  pure data parallelism on the allocation (what the baseline
+//                   schedulers can know when they decide; the paper's setup).
+// Both are keyed by (model, global batch, gpu, nodes, gpus_per_node).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "estimator/result.h"
+#include "scheduler/types.h"
+
+namespace crius::scheduler {
+
+struct Perf {
+  bool feasible = false;
+  double iter_time_s = 0;      // one optimizer step over the global batch
+  double samples_per_s = 0;
+  int stages = 0;              // of the best plan (0 = unknown)
+  std::string why;             // when infeasible
+};
+
+class ThroughputSource {
+ public:
+  virtual ~ThroughputSource() = default;
+  virtual Perf best(const std::string& model, int batch, const CellShape& shape) = 0;
+  virtual Perf data_parallel(const std::string& model, int batch, const CellShape& shape) {
+    return best(model, batch, shape);
+  }
+  // Error (listing close matches) when the model is unknown to this source.
+  virtual Result<void> check_model(const std::string& model) = 0;
+  virtual std::string describe() const = 0;
+};
+
+// Memoises another source per (model, batch, gpu, nodes, gpus_per_node).
+class CachedThroughput final : public ThroughputSource {
+ public:
+  explicit CachedThroughput(ThroughputSource& inner) : m_inner(inner) {}
+  Perf best(const std::string& model, int batch, const CellShape& shape) override;
+  Perf data_parallel(const std::string& model, int batch, const CellShape& shape) override;
+  Result<void> check_model(const std::string& model) override { return m_inner.check_model(model); }
+  std::string describe() const override { return m_inner.describe(); }
+  size_t misses() const { return m_misses; }
+  // Every answer given so far, as a table TableThroughput::load reads back
+  // (with the dp_iter_time_s column), sorted: a run's speeds, frozen.
+  Result<void> save(const std::string& path) const;
+
+ private:
+  struct Key {
+    std::string model, gpu;
+    int batch, nodes, gpn;
+    bool dp;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const;
+  };
+  Perf lookup(const Key& k, const std::string& model, int batch, const CellShape& shape);
+  ThroughputSource& m_inner;
+  std::unordered_map<Key, Perf, KeyHash> m_cache;
+  size_t m_misses = 0;
+};
+
+// A measured table (the format of measured-calibration.csv):
+//   model,size,global_batch,gpu_type,num_nodes,gpus_per_node,iter_time_s,kind
+// `size` is optional (model id = model "__" size when present); kind "oom" (or
+// an empty iter_time_s) marks a shape that does not fit. An optional column
+// dp_iter_time_s gives the pure data-parallel time (empty: does not fit).
+// Shapes missing from the table go to the fallback source, or are infeasible
+// without one.
+class TableThroughput final : public ThroughputSource {
+ public:
+  static Result<std::unique_ptr<TableThroughput>> load(const std::string& path);
+  void set_fallback(ThroughputSource* fallback) { m_fallback = fallback; }
+  Perf best(const std::string& model, int batch, const CellShape& shape) override;
+  Perf data_parallel(const std::string& model, int batch, const CellShape& shape) override;
+  Result<void> check_model(const std::string& model) override;
+  std::string describe() const override;
+  size_t rows() const { return m_rows.size(); }
+
+ private:
+  std::string m_path;
+  std::unordered_map<std::string, Perf> m_rows;   // key: model|batch|gpu|nodes|gpn
+  std::unordered_map<std::string, Perf> m_dp_rows;  // from dp_iter_time_s
+  std::vector<std::string> m_models;
+  ThroughputSource* m_fallback = nullptr;
+};
+
+// Up to `max` names from `candidates` closest to `name` (edit distance).
+std::vector<std::string> close_matches(std::string_view name,
+                                       const std::vector<std::string>& candidates, size_t max = 3);
+std::string join(const std::vector<std::string>& items, std::string_view sep);
+
+}  // namespace crius::scheduler

@@ -1,0 +1,96 @@
+// Scheduler core data: the cluster as the scheduler sees it (nodes of one GPU
+// type each, grouped in partitions), jobs, allocations and decisions.
+// Everything a round needs is in these values: a driver (crius-sim, criusd)
+// builds them, the Scheduler reads them, nothing is remembered across rounds.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace crius::scheduler {
+
+// A Cell: GPU type, nodes x GPUs per node, pipeline stages.
+struct CellShape {
+  std::string gpu;
+  int nodes = 0;
+  int gpus_per_node = 0;
+  int gpus() const { return nodes * gpus_per_node; }
+  bool operator==(const CellShape&) const = default;
+};
+
+struct Partition {
+  std::string name;
+  std::string gpu;      // catalogue id
+  int nodes = 0;
+  int gpus_per_node = 0;
+};
+
+struct Node {
+  std::string name;
+  int partition = 0;    // index into ClusterState::partitions
+  std::string gpu;
+  int capacity = 0;     // GPUs
+};
+
+struct ClusterState {
+  std::vector<Partition> partitions;
+  std::vector<Node> nodes;
+
+  // Nodes named <partition><index>, in partition order.
+  static ClusterState from_partitions(std::vector<Partition> partitions);
+  std::vector<std::string> gpu_types() const;     // sorted, unique
+  int total_gpus(const std::string& gpu) const;
+  int total_gpus() const;
+  int max_gpus_per_node(const std::string& gpu) const;
+};
+
+// Where a job runs: a Cell shape placed on concrete nodes, gpus_per_node on each.
+struct Allocation {
+  int partition = -1;
+  CellShape shape;
+  int stages = 0;               // of the Cell-optimal plan (0 = unknown)
+  std::vector<int> node_ids;    // indices into ClusterState::nodes, size == shape.nodes
+  bool empty() const { return node_ids.empty(); }
+  bool operator==(const Allocation& o) const {
+    return partition == o.partition && shape == o.shape && node_ids == o.node_ids;
+  }
+};
+
+enum class JobState { pending, running, finished, unrunnable };
+const char* to_string(JobState s);
+
+struct Job {
+  int id = 0;                   // dense index, stable for a run
+  std::string name;             // the trace's job_id
+  std::string model;
+  int global_batch = 0;
+  std::string req_gpu;
+  int req_gpus = 0;
+  double iterations = 0;        // total to run
+  double submit_time = 0;
+  double deadline = std::numeric_limits<double>::infinity();
+  // Dynamic state, owned by the driver.
+  JobState state = JobState::pending;
+  double done_iterations = 0;
+  Allocation alloc;             // empty while pending
+  bool opportunistic = false;   // started out of FIFO order (crius backfill)
+  double first_start = -1;
+  double finish_time = -1;
+  double restart_until = 0;     // no progress before this time (restart cost)
+  int reconfigurations = 0;
+  double remaining() const { return iterations - done_iterations; }
+};
+
+struct Decision {
+  enum class Kind { start, move, resize, preempt };
+  Kind kind = Kind::start;
+  int job = 0;
+  Allocation target;            // empty for preempt
+  bool opportunistic = false;
+  std::string reason;
+};
+const char* to_string(Decision::Kind k);
+
+}  // namespace crius::scheduler

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# crius-sim bad input: malformed trace rows name the line, unknown model or GPU
+# type name close matches, bad options exit 2; a job no Cell can run is
+# reported and the run goes on (exit 0).
+set -u
+cluster=$TOP/etc/crius/examples/paper-testbed.toml
+[ -f "$cluster" ] || { echo "skip: $cluster not there"; exit 77; }
+header=job_id,submission_time,num_iteration,model_name,deadline,batch_size,num_gpu,gpu_type
+fails=0
+
+expect() { # status pattern -- command...
+  local want=$1 pat=$2; shift 3
+  "$@" >out.txt 2>err.txt
+  local rc=$?
+  if [ "$rc" -ne "$want" ] || ! grep -qE -- "$pat" err.txt; then
+    echo "FAIL: $* -> exit $rc (want $want), stderr:"; cat err.txt
+    echo "  (expected /$pat/)"
+    fails=$((fails + 1))
+  fi
+}
+
+printf '%s\nj1,0,10,moe__690M,100,256,2,a10\nj2,5,ten,moe__690M,100,256,2,a10\n' "$header" >bad-row.csv
+expect 2 '^crius-sim: .*bad-row.csv:3: column .num_iteration. must be a number > 0, got .ten.$' -- \
+  crius-sim --trace bad-row.csv --cluster "$cluster"
+
+printf '%s\nj1,0,10,moe__690M,100,256\n' "$header" >short-row.csv
+expect 2 'short-row.csv:2: 6 fields, the header has 8' -- crius-sim --trace short-row.csv --cluster "$cluster"
+
+printf 'job_id,submission_time\nj1,0\n' >bad-header.csv
+expect 2 "bad-header.csv:1: header lacks column 'num_iteration'" -- \
+  crius-sim --trace bad-header.csv --cluster "$cluster"
+
+printf '%s\nj1,0,10,moe__690m,100,256,2,a10\n' "$header" >bad-model.csv
+expect 2 "job j1: .*moe__690m.*moe__690M" -- crius-sim --trace bad-model.csv --cluster "$cluster"
+
+printf '%s\nj1,0,10,moe__690M,100,256,2,k40m\n' "$header" >bad-gpu.csv
+expect 2 "job j1: unknown GPU type 'k40m'" -- crius-sim --trace bad-gpu.csv --cluster "$cluster"
+
+expect 2 "unknown policy 'criuss'; did you mean crius" -- \
+  crius-sim --trace bad-model.csv --cluster "$cluster" --policy criuss
+expect 2 '^crius-sim: .*--interval' -- crius-sim --trace x.csv --cluster "$cluster" --interval 0
+expect 2 'cannot open' -- crius-sim --trace missing.csv --cluster "$cluster"
+expect 2 'missing-cluster.toml' -- crius-sim --trace bad-row.csv --cluster missing-cluster.toml
+printf 'model,global_batch\n' >bad-table.csv
+expect 2 "^crius-sim: --throughput-table: .*bad-table.csv:1: header lacks column 'gpu_type'" -- \
+  crius-sim --trace bad-row.csv --cluster "$cluster" --throughput-table bad-table.csv
+
+# A cluster of one node of 2 A10 cannot hold a 39B-parameter model anywhere:
+# reported (exit 0), the other job still runs.
+cat >tiny.toml <<TOML
+gpus = "$TOP/etc/crius/gpus.toml"
+models = "$TOP/etc/crius/models.toml"
+[[partition]]
+name = "a10"
+gpu = "a10"
+nodes = 1
+gpus_per_node = 2
+intra_node_bw_gbs = 31.5
+inter_node_bw_gbs = 12.5
+inter_node_latency_us = 10.0
+TOML
+printf '%s\nbig,0,10,bert__39B,100,256,2,a10\nsmall,10,10,moe__690M,1000,256,2,a10\n' "$header" >unrunnable.csv
+for p in crius fcfs; do
+  expect 0 "^crius-sim: $p: job big: no Cell" -- crius-sim --trace unrunnable.csv --cluster tiny.toml --policy $p
+  grep -q 'jobs finished      1 of 2 (1 unrunnable)' out.txt || { echo "FAIL: $p summary:"; cat out.txt; fails=$((fails + 1)); }
+done
+
+[ "$fails" -eq 0 ] && echo ok

@@ -1,0 +1,270 @@
+// Scheduler core: throughput table, trace parsing, placement, the stateless
+// Scheduler::decide (what criusd calls each round) and the invariant checker.
+#define BOOST_TEST_MODULE sched_core
+#include <boost/test/unit_test.hpp>
+
+#include "tests/unit/test_sched_fixture.h"
+
+using namespace sched_fixture;
+
+namespace {
+
+cs::Job running(cs::Job j, const cs::ClusterState& c, const std::string& part, int gpn,
+                std::vector<int> nodes, bool opportunistic = false) {
+  j.state = cs::JobState::running;
+  j.alloc.partition = part == "x" ? 0 : 1;
+  j.alloc.shape = cs::CellShape{c.partitions[j.alloc.partition].gpu, static_cast<int>(nodes.size()),
+                                gpn};
+  j.alloc.node_ids = std::move(nodes);
+  j.opportunistic = opportunistic;
+  j.first_start = 100;
+  return j;
+}
+
+std::string describe(const std::vector<cs::Decision>& ds) {
+  std::string out;
+  for (const cs::Decision& d : ds) {
+    out += std::string(cs::to_string(d.kind)) + " j" + std::to_string(d.job);
+    if (!d.target.empty()) {
+      out += " " + d.target.shape.gpu + " " + std::to_string(d.target.shape.nodes) + "x" +
+             std::to_string(d.target.shape.gpus_per_node) + " on";
+      for (int n : d.target.node_ids) out += " " + std::to_string(n);
+    }
+    if (d.opportunistic) out += " opportunistic";
+    out += "; ";
+  }
+  return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(table_lookup_oom_and_fallback) {
+  auto t = table();
+  BOOST_TEST(t->rows() == 17u);
+  cs::Perf p = t->best("a", 8, cs::CellShape{"x", 1, 2});
+  BOOST_TEST(p.feasible);
+  BOOST_TEST(p.iter_time_s == 5);
+  BOOST_TEST(p.samples_per_s == 8.0 / 5);
+  BOOST_TEST(!t->best("b", 8, cs::CellShape{"x", 1, 1}).feasible);         // oom row
+  BOOST_TEST(!t->best("a", 8, cs::CellShape{"x", 4, 1}).feasible);         // missing, no fallback
+  BOOST_TEST(t->best("a", 8, cs::CellShape{"x", 4, 1}).why.find("no measurement") == 0);
+  auto unknown = t->check_model("aa");
+  BOOST_TEST(!unknown.ok());
+  BOOST_TEST(unknown.error().find("did you mean a") != std::string::npos);
+  // Missing shapes go to the fallback source.
+  auto t2 = table();
+  t->set_fallback(t2.get());
+  BOOST_TEST(t->best("a", 8, cs::CellShape{"y", 2, 2}).iter_time_s == 5);
+}
+
+BOOST_AUTO_TEST_CASE(table_errors_name_the_line) {
+  std::string path = write_temp("model,global_batch,gpu_type,num_nodes,gpus_per_node,iter_time_s\n"
+                                "a,8,x,1,1,10\n"
+                                "a,8,x,one,1,10\n");
+  auto t = cs::TableThroughput::load(path);
+  std::remove(path.c_str());
+  BOOST_REQUIRE(!t);
+  BOOST_TEST(t.error() == path + ":3: column 'num_nodes' must be a positive integer");
+  path = write_temp("model,gpu_type\n");
+  t = cs::TableThroughput::load(path);
+  std::remove(path.c_str());
+  BOOST_TEST(!t.ok());
+  BOOST_TEST(t.error().find(":1: header lacks column 'global_batch'") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(trace_parsing_and_iter_scale) {
+  std::string path = write_temp(
+      "job_id,submission_time,num_iteration,model_name,deadline,batch_size,num_gpu,gpu_type\n"
+      "j-0,100,50,a,1100,8,2,x\n"
+      "j-1,150,7,b,650.5,8,4,y\n");
+  auto jobs = cs::load_trace(path, 0.2);
+  std::remove(path.c_str());
+  BOOST_REQUIRE(jobs);
+  BOOST_REQUIRE(jobs->size() == 2u);
+  const cs::Job& j = (*jobs)[0];
+  BOOST_TEST(j.name == "j-0");
+  BOOST_TEST(j.iterations == 10);          // 50 x 0.2
+  BOOST_TEST(j.deadline == 100 + 1000 / 0.2);
+  BOOST_TEST(j.req_gpus == 2);
+  BOOST_TEST((*jobs)[1].iterations == 1);  // rounded, at least one
+}
+
+BOOST_AUTO_TEST_CASE(trace_errors_name_the_line) {
+  const std::string header =
+      "job_id,submission_time,num_iteration,model_name,deadline,batch_size,num_gpu,gpu_type\n";
+  struct Case {
+    std::string rows, want;
+  };
+  for (const Case& c : {Case{"j,0,5,a,10,8,2,x\nk,0,5,a,10,8,two,x\n",
+                             ":3: column 'num_gpu' must be an integer > 0, got 'two'"},
+                        Case{"j,0,5,a,10,8,2\n", ":2: 7 fields, the header has 8"},
+                        Case{"j,-4,5,a,10,8,2,x\n", ":2: column 'submission_time' must be"},
+                        Case{"j,0,0,a,10,8,2,x\n", ":2: column 'num_iteration' must be"},
+                        Case{"", ": no jobs"}}) {
+    std::string path = write_temp(header + c.rows);
+    auto jobs = cs::load_trace(path, 1);
+    std::remove(path.c_str());
+    BOOST_TEST_CONTEXT(c.rows) {
+      BOOST_REQUIRE(!jobs);
+      BOOST_TEST(jobs.error().find(path + c.want) == 0);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(trace_validation_unknown_model_and_gpu) {
+  auto t = table();
+  std::vector<cs::Job> jobs = {job(0, "a", "x", 1, 1)};
+  BOOST_TEST(cs::validate_trace("t.csv", jobs, *t, {"x", "y"}).ok());
+  jobs.push_back(job(1, "a", "z", 1, 1));
+  auto r = cs::validate_trace("t.csv", jobs, *t, {"x", "y"});
+  BOOST_REQUIRE(!r);
+  BOOST_TEST(r.error() == "t.csv: job j1: unknown GPU type 'z'; did you mean x, y? (known: x, y)");
+  jobs.back() = job(1, "q", "x", 1, 1);
+  r = cs::validate_trace("t.csv", jobs, *t, {"x", "y"});
+  BOOST_REQUIRE(!r);
+  BOOST_TEST(r.error().find("t.csv: job j1: unknown model 'q'") == 0);
+}
+
+BOOST_AUTO_TEST_CASE(shapes_consolidated_first) {
+  cs::ClusterState c = cs::ClusterState::from_partitions({cs::Partition{"p", "v", 3, 4}});
+  auto shapes = cs::shapes_for(c, "v", 4);
+  BOOST_REQUIRE(shapes.size() == 2u);  // 1x4, 2x2 (4x1 needs 4 nodes)
+  BOOST_TEST(shapes[0].shape.nodes == 1);
+  BOOST_TEST(shapes[1].shape.gpus_per_node == 2);
+  BOOST_TEST(cs::shapes_for(c, "v", 16).empty());
+  BOOST_TEST((cs::counts_for(c, "v") == std::vector<int>{1, 2, 4, 8}));
+}
+
+BOOST_AUTO_TEST_CASE(placement_is_best_fit) {
+  cs::ClusterState c = cs::ClusterState::from_partitions({cs::Partition{"p", "v", 3, 4}});
+  cs::FreeMap free(c);
+  auto a = free.place(0, cs::CellShape{"v", 1, 3});
+  BOOST_REQUIRE(a);
+  free.take(*a);  // node 0: 1 free
+  // A 1-GPU job goes to the fullest node that holds it (node 0), keeping 4-GPU holes.
+  auto b = free.place(0, cs::CellShape{"v", 1, 1});
+  BOOST_REQUIRE(b);
+  BOOST_TEST(b->node_ids == std::vector<int>{0});
+  free.take(*b);
+  BOOST_TEST(free.free_gpus("v") == 8);
+  BOOST_TEST(!free.place(0, cs::CellShape{"v", 3, 4}));
+  BOOST_TEST(!free.fits(cs::Allocation{0, cs::CellShape{"v", 2, 1}, 0, {1, 1}}));  // a node twice
+}
+
+BOOST_AUTO_TEST_CASE(invariant_checker_catches_breaks) {
+  auto t = table();
+  cs::ClusterState c = cluster();
+  std::vector<cs::Job> jobs = {running(job(0, "a", "x", 2, 10), c, "x", 2, {0}),
+                               running(job(1, "a", "x", 1, 10), c, "x", 1, {1})};
+  BOOST_TEST(cs::check_invariants(c, jobs, *t).ok());
+  jobs[1].alloc.node_ids = {0};  // node 0 now holds 3 GPUs
+  auto r = cs::check_invariants(c, jobs, *t);
+  BOOST_TEST(!r.ok());
+  BOOST_TEST(r.error() == "node x0: 3 GPUs given, capacity 2");
+  jobs[1].alloc.node_ids = {2};  // a y node under an x Cell
+  BOOST_TEST(cs::check_invariants(c, jobs, *t).error().find("mixes partitions or GPU types") !=
+             std::string::npos);
+  jobs[1] = running(job(1, "b", "x", 1, 10), c, "x", 1, {1});  // b does not fit 1 GPU
+  BOOST_TEST(cs::check_invariants(c, jobs, *t).error().find("is not feasible") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(decide_is_stateless_and_repeatable) {
+  // The same state in, the same decisions out, also from a fresh Scheduler (a
+  // restarted controller).
+  auto t = table();
+  cs::ClusterState c = cluster();
+  std::vector<cs::Job> jobs = {running(job(0, "a", "x", 2, 100), c, "x", 2, {0}),
+                               job(1, "a", "x", 2, 30, 5), job(2, "b", "y", 4, 30, 6)};
+  for (const std::string& p : cs::policy_names()) {
+    auto pol1 = cs::make_policy(p, {});
+    auto pol2 = cs::make_policy(p, {});
+    cs::Scheduler s1(**pol1, *t, {}), s2(**pol2, *t, {});
+    auto a = s1.decide(c, jobs, 300);
+    auto b = s1.decide(c, jobs, 300);
+    auto d = s2.decide(c, jobs, 300);
+    BOOST_TEST_CONTEXT("policy " << p) {
+      BOOST_REQUIRE(a);
+      BOOST_TEST(describe(*a) == describe(*b));
+      BOOST_TEST(describe(*a) == describe(*d));
+      BOOST_TEST(!a->empty());
+    }
+  }
+  // Jobs submitted after `now` are not seen.
+  auto pol = cs::make_policy("fcfs", {});
+  cs::Scheduler s(**pol, *t, {});
+  auto early = s.decide(c, jobs, 1);
+  BOOST_REQUIRE(early);
+  BOOST_TEST(early->empty());
+}
+
+BOOST_AUTO_TEST_CASE(crius_blocked_head_preempts_opportunistic_job) {
+  // x: node 0 runs j0 (model b, 1x2, cannot shrink: b needs 2 GPUs of a node);
+  // node 1 runs j2 (model a, 1 GPU) started opportunistically. The queue head
+  // j1 (b, 2 GPUs) fits nowhere and no shrink or move helps: it preempts j2.
+  auto t = table();
+  cs::ClusterState c = cs::ClusterState::from_partitions({cs::Partition{"x", "x", 2, 2}});
+  std::vector<cs::Job> jobs = {running(job(0, "b", "x", 2, 1000), c, "x", 2, {0}),
+                               job(1, "b", "x", 2, 10, 50),
+                               running(job(2, "a", "x", 1, 1000, 60), c, "x", 1, {1}, true),
+                               job(3, "a", "x", 1, 10, 70)};
+  auto pol = cs::make_policy("crius", {});
+  cs::Scheduler s(**pol, *t, {});
+  auto d = s.decide(c, jobs, 300);
+  BOOST_REQUIRE(d);
+  BOOST_TEST(describe(*d) == "preempt j2; start j1 x 1x2 on 1; ");
+  BOOST_TEST(d->at(0).reason.find("preempted by the blocked queue head j1") == 0);
+
+  // Not opportunistic: j2 keeps its GPU, j1 waits, and j3 (behind the blocked
+  // head) takes the free GPU of node 1 as an opportunistic job.
+  jobs[2].opportunistic = false;
+  d = s.decide(c, jobs, 300);
+  BOOST_REQUIRE(d);
+  BOOST_TEST(describe(*d) == "start j3 x 1x1 on 1 opportunistic; ");
+}
+
+BOOST_AUTO_TEST_CASE(decide_leaves_an_infeasible_running_job_alone) {
+  // A live cluster may run a job on a Cell the estimator calls infeasible (b on
+  // one GPU): decide() does not fail the round over it, but would never put a
+  // job there itself (check_invariants flags it).
+  auto t = table();
+  cs::ClusterState c = cluster();
+  std::vector<cs::Job> jobs = {running(job(0, "b", "x", 1, 100), c, "x", 1, {0}),
+                               job(1, "a", "y", 1, 10, 5)};
+  auto pol = cs::make_policy("fcfs", {});
+  cs::Scheduler s(**pol, *t, {});
+  auto d = s.decide(c, jobs, 300);
+  BOOST_REQUIRE(d.ok());
+  BOOST_TEST(describe(*d) == "start j1 y 1x1 on 3; ");  // node 2 or 3: the seed decides
+  BOOST_TEST(!cs::check_invariants(c, jobs, *t).ok());
+}
+
+BOOST_AUTO_TEST_CASE(table_dp_column_and_cache_round_trip) {
+  std::string path = write_temp(
+      "model,global_batch,gpu_type,num_nodes,gpus_per_node,iter_time_s,kind,dp_iter_time_s\n"
+      "a,8,x,1,2,5,estimate,8\n"
+      "a,8,x,1,1,10,estimate,\n");
+  auto t = cs::TableThroughput::load(path);
+  BOOST_REQUIRE(t.ok());
+  BOOST_TEST((*t)->data_parallel("a", 8, cs::CellShape{"x", 1, 2}).iter_time_s == 8);
+  BOOST_TEST((*t)->best("a", 8, cs::CellShape{"x", 1, 2}).iter_time_s == 5);
+  BOOST_TEST(!(*t)->data_parallel("a", 8, cs::CellShape{"x", 1, 1}).feasible);
+  // What a cache answered, saved and loaded back, answers the same.
+  cs::CachedThroughput cache(**t);
+  cache.best("a", 8, cs::CellShape{"x", 1, 2});
+  cache.data_parallel("a", 8, cs::CellShape{"x", 1, 2});
+  cache.best("a", 8, cs::CellShape{"x", 1, 1});
+  cache.data_parallel("a", 8, cs::CellShape{"x", 1, 1});
+  BOOST_TEST(cache.misses() == 4u);
+  cache.best("a", 8, cs::CellShape{"x", 1, 2});
+  BOOST_TEST(cache.misses() == 4u);  // cached
+  std::string saved = write_temp("");
+  BOOST_REQUIRE(cache.save(saved).ok());
+  auto back = cs::TableThroughput::load(saved);
+  std::remove(path.c_str());
+  std::remove(saved.c_str());
+  BOOST_REQUIRE(back.ok());
+  BOOST_TEST((*back)->rows() == 2u);
+  BOOST_TEST((*back)->data_parallel("a", 8, cs::CellShape{"x", 1, 2}).iter_time_s == 8);
+  BOOST_TEST(!(*back)->data_parallel("a", 8, cs::CellShape{"x", 1, 1}).feasible);
+  BOOST_TEST((*back)->best("a", 8, cs::CellShape{"x", 1, 1}).iter_time_s == 10);
+}

@@ -1,0 +1,190 @@
+// Scheduler policies on hand-checkable traces: exact outcomes, each policy's
+// defining rule, invariants after every round, determinism.
+#define BOOST_TEST_MODULE sched_policies
+#include <boost/test/unit_test.hpp>
+
+#include <random>
+#include <sstream>
+
+#include "tests/unit/test_sched_fixture.h"
+
+using namespace sched_fixture;
+
+namespace {
+
+// Trace T1 on 2 nodes x 2 GPUs of x and of y (iteration times in the fixture):
+//   j0: model a, 4 x GPUs, 60 iterations     j1: model a, 2 x GPUs, 30 iterations
+//   j2: model a, 1 y GPU, 10 iterations      all submitted at t = 0, rounds of 300 s.
+std::vector<cs::Job> trace_t1() {
+  return {job(0, "a", "x", 4, 60), job(1, "a", "x", 2, 30), job(2, "a", "y", 1, 10)};
+}
+
+void expect_jct(const Run& r, std::vector<double> want) {
+  BOOST_TEST_CONTEXT("policy " << r.result.policy) {
+    BOOST_TEST(r.violations.empty());
+    for (size_t i = 0; i < want.size(); ++i) BOOST_TEST(jct(r, static_cast<int>(i)) == want[i]);
+  }
+}
+
+std::string jobs_csv(const Run& r) {
+  std::string path = write_temp("");
+  auto ok = cs::write_jobs_csv(path, {r.result});
+  BOOST_REQUIRE(ok);
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::remove(path.c_str());
+  return ss.str();
+}
+
+// 30 jobs of models a and b on x and y, 1..4 GPUs, arrivals over 1 hour.
+std::vector<cs::Job> random_trace(unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<cs::Job> jobs;
+  double t = 0;
+  for (int i = 0; i < 30; ++i) {
+    t += rng() % 240;
+    std::string model = rng() % 3 == 0 ? "b" : "a";
+    std::string gpu = rng() % 2 ? "x" : "y";
+    int gpus = 1 << (rng() % 3);
+    if (model == "b") gpus = gpu == "x" ? 2 : 4;
+    jobs.push_back(job(i, model, gpu, gpus, 20 + rng() % 200, t, t + 600 + rng() % 3000));
+  }
+  return jobs;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(fcfs_t1_blocks_behind_the_head) {
+  // j0 takes all 4 x GPUs (150 s); j1 cannot start, and FIFO keeps j2 behind
+  // it although y is idle. At t=300 j1 runs on 1x2 x (5 s/it) and j2 on 1 y.
+  Run r = simulate("fcfs", trace_t1());
+  expect_jct(r, {150, 450, 500});
+  BOOST_TEST(r.result.jobs[1].first_start == 300);
+}
+
+BOOST_AUTO_TEST_CASE(crius_t1_changes_type_and_shrinks) {
+  // Cells of up to 4x the request are candidates; speeds are normalised by the
+  // speed of the request. j0 fits on 2x2 x (1.0). j1's best Cells (x) are
+  // taken; 2x2 y gives it its requested speed (1.0 >= 0.8): it fits there.
+  // j2 (1 y GPU) finds nothing free; the search gains most by shrinking j0 to
+  // 1x2 x (j0 loses 0.5) and giving j2 the other x node (1x2 x: 4.0): +3.5,
+  // against +1.5 for shrinking j1.
+  // j0: 60 x 5 s = 300; j1: 30 x 5 s = 150; j2: 10 x 5 s = 50.
+  Run r = simulate("crius", trace_t1());
+  expect_jct(r, {300, 150, 50});
+  BOOST_TEST(r.result.jobs[1].reconfigurations == 0);
+  BOOST_TEST(r.result.jobs[2].alloc.shape.gpu == "");  // released when finished
+}
+
+BOOST_AUTO_TEST_CASE(gandiva_t1_keeps_type_and_grows) {
+  // Round 0: j0 on 4 x; j1 blocked (x full), j2 on 1 y then grows to 1x2 y
+  // (10 s/it). Round 300: j1 on 1x2 x grows to 2x2 x (2.5 s/it): 300 + 75.
+  Run r = simulate("gandiva", trace_t1());
+  expect_jct(r, {150, 375, 100});
+}
+
+BOOST_AUTO_TEST_CASE(gavel_moves_to_the_faster_type_keeping_the_count) {
+  // One job asks for 2 y GPUs; x is idle and twice as fast: the LP puts it on
+  // x with 2 GPUs (1x2: 5 s/it), 30 iterations = 150 s.
+  Run r = simulate("gavel", {job(0, "a", "y", 2, 30)});
+  expect_jct(r, {150});
+}
+
+BOOST_AUTO_TEST_CASE(sia_takes_the_best_goodput_configuration) {
+  // One job asking for 1 y GPU: sqrt-normalised goodput is highest on 4 x GPUs
+  // (2.5 s/it), allowed up to 4x the request: 10 iterations = 25 s.
+  Run r = simulate("sia", {job(0, "a", "y", 1, 10)});
+  expect_jct(r, {25});
+}
+
+BOOST_AUTO_TEST_CASE(elasticflow_admits_by_deadline) {
+  // j0 (deadline 300 s, 100 iterations) needs all 4 x GPUs (250 s); j1
+  // (deadline 2000) would do with 1 GPU but none is left: it waits, then runs
+  // alone on 4 GPUs from t=300: 300 + 250.
+  Run r = simulate("elasticflow-ls",
+                   {job(0, "a", "x", 1, 100, 0, 300), job(1, "a", "x", 1, 100, 0, 2000)});
+  expect_jct(r, {250, 550});
+}
+
+BOOST_AUTO_TEST_CASE(every_policy_keeps_invariants_on_a_random_trace) {
+  for (const std::string& p : cs::policy_names()) {
+    BOOST_TEST_CONTEXT("policy " << p) {
+      Run r = simulate(p, random_trace(7));
+      BOOST_TEST(r.violations.empty());
+      for (const std::string& v : r.violations) BOOST_TEST_MESSAGE(v);
+      int finished = 0;
+      for (const cs::Job& j : r.result.jobs) finished += j.state == cs::JobState::finished;
+      BOOST_TEST(finished == 30);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(defining_rules_hold_every_round) {
+  struct Rule {
+    std::string policy;
+    bool keeps_type, keeps_count;
+  };
+  for (const Rule& rule : {Rule{"fcfs", true, true}, Rule{"gavel", false, true},
+                           Rule{"elasticflow-ls", true, false}, Rule{"gandiva", true, false}}) {
+    BOOST_TEST_CONTEXT("policy " << rule.policy) {
+      int checked = 0, broken = 0;
+      auto each = [&](double, const std::vector<cs::Job>& jobs) {
+        for (const cs::Job& j : jobs) {
+          if (j.state != cs::JobState::running) continue;
+          ++checked;
+          if (rule.keeps_type && j.alloc.shape.gpu != j.req_gpu) ++broken;
+          if (rule.keeps_count && j.alloc.shape.gpus() != j.req_gpus) ++broken;
+        }
+      };
+      Run r = simulate(rule.policy, random_trace(11), cluster(), 1, each);
+      BOOST_TEST(checked > 0);
+      BOOST_TEST(broken == 0);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(crius_and_sia_do_change_type_and_count) {
+  // The rules above are not vacuous: the flexible policies break them.
+  for (const std::string p : {"crius", "sia"}) {
+    int type_changes = 0, count_changes = 0;
+    auto each = [&](double, const std::vector<cs::Job>& jobs) {
+      for (const cs::Job& j : jobs)
+        if (j.state == cs::JobState::running) {
+          type_changes += j.alloc.shape.gpu != j.req_gpu;
+          count_changes += j.alloc.shape.gpus() != j.req_gpus;
+        }
+    };
+    simulate(p, random_trace(11), cluster(), 1, each);
+    BOOST_TEST_CONTEXT("policy " << p) {
+      BOOST_TEST(type_changes > 0);
+      BOOST_TEST(count_changes > 0);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(same_seed_same_result) {
+  for (const std::string& p : cs::policy_names()) {
+    BOOST_TEST_CONTEXT("policy " << p) {
+      Run a = simulate(p, random_trace(3), cluster(4), 42);
+      Run b = simulate(p, random_trace(3), cluster(4), 42);
+      BOOST_TEST(jobs_csv(a) == jobs_csv(b));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_job_no_cell_can_run_is_reported_not_run) {
+  // Model c fits nowhere; model b cannot run on 1 x GPU as fcfs would need.
+  Run r = simulate("fcfs", {job(0, "c", "x", 1, 10), job(1, "b", "x", 1, 10),
+                            job(2, "a", "x", 1, 10)});
+  BOOST_TEST(r.result.jobs[0].state == cs::JobState::unrunnable);
+  BOOST_TEST(r.result.jobs[1].state == cs::JobState::unrunnable);
+  BOOST_TEST(r.result.jobs[2].state == cs::JobState::finished);
+  BOOST_REQUIRE(r.result.unrunnable.size() == 2);
+  BOOST_TEST(r.result.unrunnable[0].find("job j0: no Cell") == 0);
+  // crius gives b a Cell it fits in (1x2 x), and still reports c.
+  Run c = simulate("crius", {job(0, "c", "x", 1, 10), job(1, "b", "x", 1, 10)});
+  BOOST_TEST(c.result.jobs[0].state == cs::JobState::unrunnable);
+  BOOST_TEST(c.result.jobs[1].state == cs::JobState::finished);
+  BOOST_TEST(c.result.jobs[1].alloc.empty());
+}
