@@ -1,1 +1,45 @@
-# slurm_plugin/: see DESIGN.md
+# slurm_plugin/: the submission path (see DESIGN.md): spank_crius.so (the --crius-*
+# options of sbatch/srun/salloc) and job_submit_crius.so (slurmctld picks and applies
+# the Cell). Both are C++ behind extern "C", not linked with -lslurm (the host
+# process provides Slurm's symbols), and export only the plugin symbols (*.map).
+# criusd lives in slurm_plugin/criusd/ with its own module.mk.
+
+# The request parser and the decision, shared by both plugins, the tests and the fuzzer.
+SLURM_PLUGIN_CORE := $(B)/slurm_plugin/request.o $(B)/slurm_plugin/submit.o
+$(B)/libcrius_slurm.a: $(SLURM_PLUGIN_CORE)
+	@mkdir -p $(@D)
+	rm -f $@ && $(AR) rcs $@ $^
+UNIT_TEST_ARCHIVES += $(B)/libcrius_slurm.a
+
+$(B)/slurm_plugin/job_submit_crius.o $(B)/slurm_plugin/spank_crius.o: \
+  EXTRA_CPPFLAGS += $(SLURM_CFLAGS) -DCRIUS_SLURM_SYSCONFDIR='"$(SLURM_SYSCONFDIR)"'
+$(B)/slurm_plugin/submit.o: EXTRA_CPPFLAGS += -DCRIUS_SLURM_SYSCONFDIR='"$(SLURM_SYSCONFDIR)"'
+
+LINK_PLUGIN = @mkdir -p $(@D) && $(CXX) $(LDFLAGS_ALL) -shared -Wl,-Bsymbolic \
+  -Wl,--version-script=$(filter %.map,$^) -o $@ $(filter %.o %.a,$^) $(TOML_LIBS)
+
+PLUGINS += $(B)/plugins/job_submit_crius.so $(B)/plugins/spank_crius.so
+$(B)/plugins/job_submit_crius.so: $(B)/slurm_plugin/job_submit_crius.o $(B)/libcrius_slurm.a \
+  $(LIBCRIUS) slurm_plugin/job_submit_crius.map
+	$(LINK_PLUGIN)
+$(B)/plugins/spank_crius.so: $(B)/slurm_plugin/spank_crius.o $(B)/libcrius_slurm.a \
+  $(LIBCRIUS) slurm_plugin/spank_crius.map
+	$(LINK_PLUGIN)
+
+# libFuzzer target for the request parser and the decision (tests/fuzz/request.sh runs it).
+FUZZ_CXX ?= clang++
+ifneq ($(shell command -v $(FUZZ_CXX) 2>/dev/null),)
+TEST_PROGRAMS += $(B)/tests/fuzz/fuzz_request
+endif
+$(B)/tests/fuzz/fuzz_request: tests/fuzz/fuzz_request.cpp slurm_plugin/request.cpp slurm_plugin/submit.cpp \
+  slurm_plugin/request.h slurm_plugin/submit.h $(LIBCRIUS)
+	@mkdir -p $(@D)
+	$(FUZZ_CXX) -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I. $(TOML_CFLAGS) $(JSON_CFLAGS) \
+	  -o $@ $(filter %.cpp,$^) $(LIBCRIUS) $(TOML_LIBS)
+
+# In-process speed of job_submit (tests/bench/job_submit-speed.sh).
+BENCH_PROGRAMS += $(B)/tests/bench/job_submit-bench
+$(B)/tests/bench/job_submit-bench: $(B)/tests/bench/job_submit_bench.o $(B)/libcrius_slurm.a $(LIBCRIUS)
+	$(LINK_PROGRAM)
+
+MANPAGES += man/spank_crius.8 man/job_submit_crius.8

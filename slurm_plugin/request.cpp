@@ -1,0 +1,418 @@
+#include "slurm_plugin/request.h"
+
+#include <array>
+#include <charconv>
+#include <cstring>
+
+namespace crius::slurm {
+
+namespace {
+
+bool all_of(std::string_view s, bool (*pred)(char)) {
+  for (char c : s)
+    if (!pred(c)) return false;
+  return true;
+}
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '.' || c == '_' ||
+         c == '-' || c == '+';
+}
+bool is_type_char(char c) { return (c >= 'a' && c <= 'z') || is_digit(c) || c == '-' || c == '_'; }
+
+// Non-negative decimal without sign, at most `max`.
+std::optional<long> to_long(std::string_view s, long max) {
+  if (s.empty() || s.size() > 18 || !all_of(s, is_digit)) return std::nullopt;
+  long v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v > max) return std::nullopt;
+  return v;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  for (;;) {
+    std::size_t pos = s.find(sep, start);
+    out.push_back(s.substr(start, pos - start));
+    if (pos == std::string_view::npos) break;
+    start = pos + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<OptionInfo>& options() {
+  static const std::vector<OptionInfo> table = {
+      {Option::model, "crius-model", "NAME|FILE",
+       "[crius] model to train: a name from the crius model catalogue or a model TOML file "
+       "(read here and sent with the job)"},
+      {Option::global_batch, "crius-global-batch", "N",
+       "[crius] global batch size (samples per optimizer step); required with --crius-model"},
+      {Option::iters, "crius-iters", "N",
+       "[crius] training iterations, so crius can estimate the run time"},
+      {Option::cell, "crius-cell", "auto|TYPE[:NODESxGPUS[:STAGES]]",
+       "[crius] pin the Cell: GPU type, optionally nodes x GPUs per node and pipeline stages "
+       "(default auto)"},
+      {Option::runtime, "crius-runtime", "megatron|alpa",
+       "[crius] runtime profile the plan is made for (default megatron)"},
+      {Option::deadline, "crius-deadline", "TIME",
+       "[crius] wanted run time (Slurm time format, e.g. 4:00:00); with --crius-iters crius "
+       "picks the smallest Cell that meets it"},
+      {Option::explain, "crius-explain", nullptr,
+       "[crius] print the ranked Cells and the chosen plan before submitting"},
+  };
+  return table;
+}
+
+std::string option_env_name(Option o) {
+  for (const auto& info : options()) {
+    if (info.id != o) continue;
+    std::string name(kOptionPrefix);
+    for (const char* p = info.name; *p; ++p) {
+      char c = *p;
+      bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c);
+      name += alnum ? c : '_';
+    }
+    return name;
+  }
+  return {};
+}
+
+std::string shown(std::string_view text) {
+  std::string out = "'";
+  std::size_t n = 0;
+  for (char c : text) {
+    if (++n > 64) {
+      out += "...";
+      break;
+    }
+    unsigned char u = static_cast<unsigned char>(c);
+    out += (u >= 0x20 && u < 0x7f) ? c : '?';
+  }
+  return out + "'";
+}
+
+Result<int> parse_global_batch(std::string_view text) {
+  auto v = to_long(text, kMaxGlobalBatch);
+  if (!v || *v < 1)
+    return make_error("--crius-global-batch: " + shown(text) + " is not a whole number from 1 to " +
+                      std::to_string(kMaxGlobalBatch));
+  return static_cast<int>(*v);
+}
+
+Result<long> parse_iters(std::string_view text) {
+  auto v = to_long(text, kMaxIters);
+  if (!v || *v < 1)
+    return make_error("--crius-iters: " + shown(text) + " is not a whole number from 1 to " +
+                      std::to_string(kMaxIters));
+  return *v;
+}
+
+Result<CellPin> parse_cell(std::string_view text) {
+  const std::string bad = "--crius-cell: " + shown(text) +
+                          " is not auto or TYPE[:NODESxGPUS[:STAGES]] (e.g. v100, a100:2x8, a100:2x8:4)";
+  CellPin pin;
+  if (text == "auto") return pin;
+  if (text.empty() || text.size() > 64) return make_error(bad);
+  auto parts = split(text, ':');
+  if (parts.size() > 3) return make_error(bad);
+  std::string_view type = parts[0];
+  if (type.empty() || type.size() > 32 || !all_of(type, is_type_char) || is_digit(type[0]) ||
+      type[0] == '-')
+    return make_error(bad);
+  pin.gpu = std::string(type);
+  if (parts.size() >= 2) {
+    auto x = parts[1].find('x');
+    if (x == std::string_view::npos) return make_error(bad);
+    std::string_view ns = parts[1].substr(0, x), gs = parts[1].substr(x + 1);
+    auto n = to_long(ns, kMaxNodes);
+    auto g = to_long(gs, kMaxGpusPerNode);
+    if (!n && !ns.empty() && all_of(ns, is_digit))
+      return make_error("--crius-cell: " + shown(text) + ": nodes must be 1.." + std::to_string(kMaxNodes));
+    if (!g && !gs.empty() && all_of(gs, is_digit))
+      return make_error("--crius-cell: " + shown(text) + ": GPUs per node must be 1.." +
+                        std::to_string(kMaxGpusPerNode));
+    if (!n || !g) return make_error(bad);
+    if (*n < 1 || *g < 1)
+      return make_error("--crius-cell: " + shown(text) + ": nodes and GPUs per node must be >= 1");
+    pin.nodes = static_cast<int>(*n);
+    pin.gpus_per_node = static_cast<int>(*g);
+  }
+  if (parts.size() == 3) {
+    auto s = to_long(parts[2], kMaxStages);
+    if (!s) return make_error(bad);
+    if (*s < 1) return make_error("--crius-cell: " + shown(text) + ": stages must be >= 1");
+    pin.stages = static_cast<int>(*s);
+  }
+  return pin;
+}
+
+Result<std::string> parse_runtime_name(std::string_view text) {
+  if (text == "megatron" || text == "alpa") return std::string(text);
+  return make_error("--crius-runtime: " + shown(text) + " is not megatron or alpa");
+}
+
+Result<long> parse_deadline(std::string_view text) {
+  const std::string bad = "--crius-deadline: " + shown(text) +
+                          " is not a time (MIN, MIN:SEC, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS)";
+  if (text.empty() || text.size() > 32) return make_error(bad);
+  long days = 0;
+  std::string_view rest = text;
+  bool has_days = false;
+  if (auto dash = text.find('-'); dash != std::string_view::npos) {
+    auto d = to_long(text.substr(0, dash), 366);
+    if (!d) return make_error(bad);
+    days = *d;
+    rest = text.substr(dash + 1);
+    has_days = true;
+  }
+  auto parts = split(rest, ':');
+  if (parts.size() > 3) return make_error(bad);
+  std::array<long, 3> v{};
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    auto x = to_long(parts[i], 10'000'000);
+    if (!x) return make_error(bad);
+    v[i] = *x;
+  }
+  long s = 0;
+  if (has_days) {  // D-HH, D-HH:MM, D-HH:MM:SS
+    s = days * 86400 + v[0] * 3600 + (parts.size() > 1 ? v[1] * 60 : 0) + (parts.size() > 2 ? v[2] : 0);
+  } else if (parts.size() == 1) {
+    s = v[0] * 60;  // minutes
+  } else if (parts.size() == 2) {
+    s = v[0] * 60 + v[1];  // MIN:SEC
+  } else {
+    s = v[0] * 3600 + v[1] * 60 + v[2];
+  }
+  if (s < 1 || s > kMaxDeadlineS)
+    return make_error("--crius-deadline: " + shown(text) + " must be between 1 second and 366 days");
+  return s;
+}
+
+Result<bool> check_model_arg(std::string_view text) {
+  if (text.empty()) return make_error("--crius-model: empty value");
+  bool path = text.find('/') != std::string_view::npos ||
+              (text.size() > 5 && text.substr(text.size() - 5) == ".toml");
+  if (path) {
+    if (text.size() > 1024) return make_error("--crius-model: file path longer than 1024 characters");
+    for (char c : text) {
+      unsigned char u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u == 0x7f)
+        return make_error("--crius-model: file path " + shown(text) + " contains control characters");
+    }
+    return true;
+  }
+  if (text.size() > 128 || !all_of(text, is_name_char))
+    return make_error("--crius-model: " + shown(text) +
+                      " is not a model name (letters, digits, '.', '_', '-', '+'; at most 128) "
+                      "or a file path");
+  return false;
+}
+
+Result<void> check_option(Option o, std::string_view value) {
+  if (value.size() > kMaxValueBytes && o != Option::model)
+    return make_error("--" + std::string(o == Option::cell ? "crius-cell" : "crius option") +
+                      ": value longer than " + std::to_string(kMaxValueBytes) + " bytes");
+  switch (o) {
+    case Option::model: {
+      auto r = check_model_arg(value);
+      if (!r) return make_error(r.error());
+      return {};
+    }
+    case Option::global_batch: {
+      auto r = parse_global_batch(value);
+      if (!r) return make_error(r.error());
+      return {};
+    }
+    case Option::iters: {
+      auto r = parse_iters(value);
+      if (!r) return make_error(r.error());
+      return {};
+    }
+    case Option::cell: {
+      auto r = parse_cell(value);
+      if (!r) return make_error(r.error());
+      return {};
+    }
+    case Option::runtime: {
+      auto r = parse_runtime_name(value);
+      if (!r) return make_error(r.error());
+      return {};
+    }
+    case Option::deadline: {
+      auto r = parse_deadline(value);
+      if (!r) return make_error(r.error());
+      return {};
+    }
+    case Option::explain:
+      return {};
+  }
+  return {};
+}
+
+bool has_request(const char* const* env, std::size_t n) {
+  if (!env) return false;
+  for (std::size_t i = 0; i < n && env[i]; ++i) {
+    if (std::strncmp(env[i], kOptionPrefix.data(), kOptionPrefix.size()) == 0 ||
+        std::strncmp(env[i], kModelTomlVar.data(), kModelTomlVar.size()) == 0)
+      return true;
+  }
+  return false;
+}
+
+Result<JobRequest> parse_request(const std::vector<std::string_view>& env) {
+  JobRequest req;
+  std::array<bool, 7> seen{};
+  bool have_toml = false;
+  std::string toml_b64;
+  for (std::string_view entry : env) {
+    auto eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view name = entry.substr(0, eq), value = entry.substr(eq + 1);
+    if (name == kModelTomlVar) {
+      if (have_toml) return make_error(std::string(kModelTomlVar) + " given twice");
+      have_toml = true;
+      if (value.size() > (kMaxModelFileBytes / 3 + 1) * 4)
+        return make_error("--crius-model: model file larger than " +
+                          std::to_string(kMaxModelFileBytes / 1024) + " KiB");
+      toml_b64 = std::string(value);
+      continue;
+    }
+    if (name.substr(0, kOptionPrefix.size()) != kOptionPrefix) continue;
+    std::optional<Option> opt;
+    for (const auto& info : options())
+      if (option_env_name(info.id) == name) opt = info.id;
+    if (!opt) return make_error("unknown crius option in the job's SPANK environment: " + shown(name));
+    auto idx = static_cast<std::size_t>(*opt);
+    if (seen[idx]) return make_error("option " + shown(name) + " given twice");
+    seen[idx] = true;
+    if (value.size() > kMaxValueBytes)
+      return make_error("option " + shown(name) + ": value longer than " +
+                        std::to_string(kMaxValueBytes) + " bytes");
+    switch (*opt) {
+      case Option::model: {
+        auto r = check_model_arg(value);
+        if (!r) return make_error(r.error());
+        req.model = std::string(value);
+        req.model_is_file = *r;
+        break;
+      }
+      case Option::global_batch: {
+        auto r = parse_global_batch(value);
+        if (!r) return make_error(r.error());
+        req.global_batch = *r;
+        break;
+      }
+      case Option::iters: {
+        auto r = parse_iters(value);
+        if (!r) return make_error(r.error());
+        req.iters = *r;
+        break;
+      }
+      case Option::cell: {
+        auto r = parse_cell(value);
+        if (!r) return make_error(r.error());
+        req.cell = *r;
+        break;
+      }
+      case Option::runtime: {
+        auto r = parse_runtime_name(value);
+        if (!r) return make_error(r.error());
+        req.runtime = *r;
+        break;
+      }
+      case Option::deadline: {
+        auto r = parse_deadline(value);
+        if (!r) return make_error(r.error());
+        req.deadline_s = *r;
+        break;
+      }
+      case Option::explain:
+        // a flag arrives as "" or "(null)"
+        req.explain = true;
+        break;
+    }
+  }
+  if (!seen[static_cast<std::size_t>(Option::model)]) {
+    if (have_toml) return make_error("a model file was sent without --crius-model");
+    return make_error("--crius-model is required when other --crius-* options are given");
+  }
+  if (!seen[static_cast<std::size_t>(Option::global_batch)])
+    return make_error("--crius-global-batch is required with --crius-model");
+  if (req.model_is_file) {
+    if (!have_toml)
+      return make_error("--crius-model: " + shown(req.model) +
+                        " is a file path but its content was not sent (is the crius SPANK plugin "
+                        "loaded on the submit host?)");
+    auto r = base64_decode(toml_b64, kMaxModelFileBytes);
+    if (!r) return make_error("--crius-model: " + r.error());
+    req.model_toml = std::move(*r);
+  } else if (have_toml) {
+    return make_error("--crius-model: a model file was sent, but " + shown(req.model) +
+                      " is a catalogue name");
+  }
+  return req;
+}
+
+namespace {
+constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+}
+
+std::string base64_encode(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) |
+                 (static_cast<unsigned char>(bytes[i + 1]) << 8) | static_cast<unsigned char>(bytes[i + 2]);
+    out += kB64[(v >> 18) & 63];
+    out += kB64[(v >> 12) & 63];
+    out += kB64[(v >> 6) & 63];
+    out += kB64[v & 63];
+  }
+  if (i < bytes.size()) {
+    unsigned v = static_cast<unsigned char>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    out += kB64[(v >> 18) & 63];
+    out += kB64[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? kB64[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+Result<std::string> base64_decode(std::string_view text, std::size_t max_bytes) {
+  if (text.size() % 4 != 0) return make_error("model file content is not valid base64");
+  if (text.size() / 4 * 3 > max_bytes + 2)
+    return make_error("model file larger than " + std::to_string(max_bytes / 1024) + " KiB");
+  auto val = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    bool last = i + 4 == text.size();
+    int a = val(text[i]), b = val(text[i + 1]);
+    int pad = 0;
+    if (last && text[i + 3] == '=') pad = text[i + 2] == '=' ? 2 : 1;
+    int c = pad == 2 ? 0 : val(text[i + 2]);
+    int d = pad >= 1 ? 0 : val(text[i + 3]);
+    if (a < 0 || b < 0 || c < 0 || d < 0) return make_error("model file content is not valid base64");
+    unsigned v = (a << 18) | (b << 12) | (c << 6) | d;
+    out += static_cast<char>((v >> 16) & 255);
+    if (pad < 2) out += static_cast<char>((v >> 8) & 255);
+    if (pad < 1) out += static_cast<char>(v & 255);
+  }
+  if (out.size() > max_bytes)
+    return make_error("model file larger than " + std::to_string(max_bytes / 1024) + " KiB");
+  return out;
+}
+
+}  // namespace crius::slurm

@@ -1,0 +1,93 @@
+// The crius request of one job, as the SPANK plugin forwards it to slurmctld in
+// spank_job_env, and the strict parser the job_submit plugin runs on it.
+//
+// Everything here treats its input as untrusted (any libslurm client can fill
+// spank_job_env): bounded sizes, a fixed set of keys, a fixed character set per
+// value, no file is ever opened.  Pure C++, no Slurm types, so the parser is
+// unit-tested and fuzzed on its own.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "estimator/result.h"
+
+namespace crius::slurm {
+
+// spank_job_env names.  Slurm itself forwards every SPANK option that was used
+// as _SLURM_SPANK_OPTION_<plugin>_<option> (non-alphanumerics become '_').
+inline constexpr std::string_view kOptionPrefix = "_SLURM_SPANK_OPTION_crius_";
+// The SPANK plugin adds the content of a model file (base64) under this name.
+inline constexpr std::string_view kModelTomlVar = "CRIUS_MODEL_TOML_B64";
+
+// Limits on what a submission may carry.
+inline constexpr std::size_t kMaxModelFileBytes = 64 * 1024;
+inline constexpr std::size_t kMaxValueBytes = 1024;  // any option value
+inline constexpr long kMaxGlobalBatch = 1L << 24;
+inline constexpr long kMaxIters = 1L << 40;
+inline constexpr long kMaxDeadlineS = 366L * 24 * 3600;
+inline constexpr int kMaxNodes = 4096, kMaxGpusPerNode = 64, kMaxStages = 1024;
+
+// The SPANK options (without the leading "--"), in the order sbatch --help lists them.
+enum class Option { model, global_batch, iters, cell, runtime, deadline, explain };
+struct OptionInfo {
+  Option id;
+  const char* name;     // "crius-model"
+  const char* arginfo;  // nullptr for a flag
+  const char* usage;    // starts with "[crius]"
+};
+const std::vector<OptionInfo>& options();
+// "_SLURM_SPANK_OPTION_crius_crius_model" for Option::model.
+std::string option_env_name(Option o);
+
+// --crius-cell=auto|TYPE[:NODESxGPUS[:STAGES]]; 0 = not pinned.
+struct CellPin {
+  std::string gpu;  // "" = any type (auto)
+  int nodes = 0, gpus_per_node = 0, stages = 0;
+  bool operator==(const CellPin&) const = default;
+};
+
+struct JobRequest {
+  std::string model;       // catalogue name, or the user's file path (then model_toml is set)
+  std::string model_toml;  // content of the user's model file, forwarded by the SPANK plugin
+  bool model_is_file = false;
+  int global_batch = 0;
+  std::optional<long> iters;
+  CellPin cell;
+  std::string runtime = "megatron";  // "megatron" | "alpa"
+  std::optional<long> deadline_s;
+  bool explain = false;
+};
+
+// Single-value parsers; errors name the option ("--crius-global-batch: ...").
+Result<int> parse_global_batch(std::string_view text);
+Result<long> parse_iters(std::string_view text);
+Result<CellPin> parse_cell(std::string_view text);
+Result<std::string> parse_runtime_name(std::string_view text);
+// Slurm's time formats: MIN, MIN:SEC, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS.
+Result<long> parse_deadline(std::string_view text);
+// A model catalogue name ([A-Za-z0-9._+-], at most 128) or a file path (contains
+// '/' or ends in ".toml"); returns true for a path.
+Result<bool> check_model_arg(std::string_view text);
+// Validate one option value as the SPANK option callback does.
+Result<void> check_option(Option o, std::string_view value);
+
+// True if the NULL-terminated (or `n`-long) env list carries a crius request.
+bool has_request(const char* const* env, std::size_t n);
+
+// Parse the request out of spank_job_env entries ("NAME=value"); entries that
+// are not crius's are ignored.  Errors are user-facing, without a "crius:" prefix.
+Result<JobRequest> parse_request(const std::vector<std::string_view>& env);
+
+std::string base64_encode(std::string_view bytes);
+// Strict: rejects characters outside the alphabet and bad padding.
+Result<std::string> base64_decode(std::string_view text, std::size_t max_bytes);
+
+// A value safe to show in a message: printable ASCII, at most 64 characters.
+std::string shown(std::string_view text);
+
+}  // namespace crius::slurm

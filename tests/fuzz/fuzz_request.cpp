@@ -1,0 +1,65 @@
+// libFuzzer target: the job_submit plugin's request parser and rewrite path.
+// Input: newline-separated spank_job_env entries (what any libslurm client can send).
+// Every input must give either a clean error or a decision whose environment and
+// record are well formed; crashes, leaks and UB are caught by ASan/UBSan.
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "slurm_plugin/request.h"
+#include "slurm_plugin/submit.h"
+
+namespace {
+std::unique_ptr<crius::slurm::Loaded> g_conf;
+}
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  const char* path = std::getenv("CRIUS_FUZZ_CONF");
+  if (!path) path = "etc/crius/crius.toml";
+  auto r = crius::slurm::load_config(path);
+  if (!r) {
+    std::fprintf(stderr, "fuzz_request: %s\n", r.error().c_str());
+    std::abort();
+  }
+  g_conf = std::make_unique<crius::slurm::Loaded>(std::move(*r));
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view in(reinterpret_cast<const char*>(data), size);
+  std::vector<std::string_view> env;
+  std::size_t start = 0;
+  while (start <= in.size()) {
+    std::size_t nl = in.find('\n', start);
+    if (nl == std::string_view::npos) nl = in.size();
+    env.push_back(in.substr(start, nl - start));
+    start = nl + 1;
+  }
+  // Raw single values through every option checker.
+  for (const auto& o : crius::slurm::options()) (void)crius::slurm::check_option(o.id, in.substr(0, 256));
+  auto dec = crius::slurm::base64_decode(in, 4096);
+  if (dec && crius::slurm::base64_encode(*dec) != in) std::abort();  // strict base64 round-trips
+
+  auto req = crius::slurm::parse_request(env);
+  if (!req) {
+    if (req.error().empty()) std::abort();
+    return 0;
+  }
+  std::string parts;
+  if (!env.empty() && env.back().rfind("PARTITIONS=", 0) == 0) parts = std::string(env.back().substr(11, 64));
+  auto d = crius::slurm::decide(*req, *g_conf, parts);
+  if (!d) {
+    if (d.error().empty()) std::abort();
+    return 0;
+  }
+  // The rewrite's invariants: a real partition, a positive shape, NAME=value entries.
+  if (!g_conf->cluster.find_partition(d->chosen.cell.partition)) std::abort();
+  if (d->chosen.cell.nodes < 1 || d->chosen.cell.gpus_per_node < 1 || !d->chosen.feasible) std::abort();
+  for (const auto& e : d->env)
+    if (e.rfind("CRIUS_", 0) != 0 || e.find('=') == std::string::npos || e.find('\n') != std::string::npos) std::abort();
+  if (d->record.empty() || d->record.front() != '{') std::abort();
+  return 0;
+}

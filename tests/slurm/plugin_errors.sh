@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Every bad --crius-* request fails at submission, fast, with a message naming the problem
+# (from the SPANK plugin on the submit host or from job_submit/crius in slurmctld), creates
+# no job, and slurmctld still runs good jobs afterwards.
+set -u
+. "$TOP/tests/slurm/plugin_lib.bash"
+plugin_preflight
+
+cat >"$TEST_TMP/inner.sh" <<'INNER'
+#!/usr/bin/env bash
+set -u
+. "$TOP/tests/slurm/plugin_lib.bash"
+cd "$TEST_TMP"
+printf '#!/bin/bash\necho ran\n' >job.sh
+printf 'family = "transformer"\nlayers = "twelve"\nhidden = 1024\nheads = 16\nffn_hidden = 4096\nseq_len = 1024\nvocab = 50257\ndtype = "fp16"\n' >bad.toml
+printf 'family = "transformer"\nlayers = 12\nhidden = 1024\nheads = 16\nffn_hidden = 4096\nseq_len = 1024\nvocab = 50257\ndtype = "fp16"\nwings = 2\n' >unknown-key.toml
+head -c 10485760 /dev/zero | tr '\0' '#' >huge.toml
+mkdir -p adir.toml
+n=0
+# bad CMD PATTERN ARGS...: CMD (sbatch/srun/salloc) with ARGS exits non-zero within 10 s,
+# prints "crius" and PATTERN on stderr, and no job is created.
+bad() {
+  local cmd=$1 pat=$2 rc t0 before after; shift 2
+  n=$((n + 1))
+  before=$(squeue -h -t all -o %i | wc -l)
+  t0=$SECONDS
+  case $cmd in
+    sbatch) timeout 20 sbatch -o /dev/null "$@" job.sh >out.txt 2>err.txt ;;
+    srun) timeout 20 srun "$@" true >out.txt 2>err.txt ;;
+    salloc) timeout 20 salloc "$@" true >out.txt 2>err.txt ;;
+  esac
+  rc=$?
+  echo "[$n] $cmd $* -> rc $rc: $(grep -m1 crius err.txt)"
+  [ $rc -ne 0 ] && [ $rc -ne 124 ] || { cat out.txt err.txt; fail "[$n] accepted (rc $rc)"; }
+  grep -q 'crius' err.txt || { cat err.txt; fail "[$n] message does not mention crius"; }
+  grep -Eq -- "$pat" err.txt || { cat err.txt; fail "[$n] message does not match /$pat/"; }
+  [ $((SECONDS - t0)) -le 10 ] || fail "[$n] took $((SECONDS - t0)) s"
+  after=$(squeue -h -t all -o %i | wc -l)
+  [ "$after" = "$before" ] || fail "[$n] a job was created"
+}
+G=--crius-global-batch=256
+# unknown model, with close matches
+bad sbatch "unknown model 'bert__1.3'.*did you mean.*bert__1.3B" --crius-model=bert__1.3 $G
+bad sbatch "unknown model 'foo'" --crius-model=foo $G
+bad srun "unknown model 'lama2-7b'.*llama2-7b" --crius-model=lama2-7b $G
+bad salloc "unknown model" --crius-model=gpt4 $G
+# model files: malformed, unknown key, missing, a folder, 10 MB
+bad sbatch "bad.toml:2:.*layers" --crius-model=./bad.toml $G
+bad sbatch "unknown-key.toml:9:.*wings" --crius-model=./unknown-key.toml $G
+bad sbatch "cannot read ./missing.toml" --crius-model=./missing.toml $G
+bad sbatch "adir.toml is not a regular file" --crius-model=./adir.toml $G
+bad sbatch "huge.toml is 10485760 bytes, larger than the 64 KiB limit" --crius-model=./huge.toml $G
+# batch and other numbers
+bad sbatch "--crius-global-batch: '0' is not a whole number" --crius-model=bert__1.3B --crius-global-batch=0
+bad sbatch "--crius-global-batch: '-5'" --crius-model=bert__1.3B --crius-global-batch=-5
+bad sbatch "--crius-global-batch: '99999999999999999999999'" --crius-model=bert__1.3B --crius-global-batch=99999999999999999999999
+bad sbatch "--crius-global-batch: '1e6'" --crius-model=bert__1.3B --crius-global-batch=1e6
+bad sbatch "--crius-iters: '0'" --crius-model=bert__1.3B $G --crius-iters=0
+bad sbatch "--crius-global-batch is required" --crius-model=bert__1.3B
+bad sbatch "--crius-model is required" $G
+# impossible or unknown Cells
+bad sbatch "larger than the partition" --crius-model=bert__1.3B $G --crius-cell=v100:4x8
+bad sbatch "larger than the partition" --crius-model=bert__1.3B $G --crius-cell=a100:1x16
+bad sbatch "no partition of type 'h100'" --crius-model=bert__1.3B $G --crius-cell=h100
+bad sbatch "unknown GPU type 'v10'.*v100" --crius-model=bert__1.3B $G --crius-cell=v10
+bad sbatch "no feasible Cell" --crius-model=llama2-70b --crius-global-batch=512 --crius-cell=v100:1x1
+bad sbatch "--crius-cell: 'a100:2x'" --crius-model=bert__1.3B $G --crius-cell=a100:2x
+bad sbatch "--crius-cell: 'a100:99999x8': nodes must be 1..4096" --crius-model=bert__1.3B $G --crius-cell=a100:99999x8
+bad srun "larger than the partition" --crius-model=bert__1.3B $G --crius-cell=a100:3x8
+# shell metacharacters and other junk
+bad sbatch "not a model name" --crius-model='bert;rm -rf x' $G
+bad sbatch "cannot read bert;rm -rf /" --crius-model='bert;rm -rf /' $G
+bad sbatch "not a model name" --crius-model='$(id)' $G
+bad sbatch "--crius-cell: 'a100\`id\`'" --crius-model=bert__1.3B $G '--crius-cell=a100`id`'
+bad sbatch "--crius-runtime: 'megatron;id' is not megatron or alpa" --crius-model=bert__1.3B $G '--crius-runtime=megatron;id'
+bad sbatch "--crius-deadline: 'soon'" --crius-model=bert__1.3B $G --crius-deadline=soon
+bad sbatch "--crius-deadline needs --crius-iters" --crius-model=bert__1.3B $G --crius-deadline=1:00:00
+# -p with no partition crius knows
+scontrol create partition=other nodes=a100-1 >/dev/null 2>&1 || fail "cannot create partition 'other'"
+bad sbatch "none of the job's partitions 'other' is described in crius.toml" -p other --crius-model=bert__1.3B $G
+
+# slurmctld is alive and still runs crius and plain jobs
+id=$(sbatch_wait -o ok1.out --crius-model=bert__1.3B $G job.sh) || fail "good crius job after the bad ones"
+grep -qx ran ok1.out || fail "good crius job did not run"
+id=$(sbatch_wait -o ok2.out job.sh) || fail "plain job after the bad ones"
+grep -qx ran ok2.out || fail "plain job did not run"
+echo "$n bad submissions refused; good jobs still run"
+INNER
+chmod +x "$TEST_TMP/inner.sh"
+plugin_lab_run a100:2x8,v100:2x8 "$TOP/etc/crius/crius.toml" "$TEST_TMP/inner.sh"
