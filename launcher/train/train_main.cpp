@@ -1,0 +1,247 @@
+// crius-train: the reference trainer. Runs the plan crius-launch gave it on a
+// small GPT-like model, reports measured iteration time, checks itself against
+// a one-rank run (--verify), and checkpoints on a signal so a moved job resumes.
+#include <mpi.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "launcher/runtime.h"
+#include "launcher/train/model.h"
+
+namespace cl = crius::launcher;
+namespace tr = crius::launcher::train;
+
+#ifdef CRIUS_HAVE_CUDA
+namespace crius::launcher::train {
+std::unique_ptr<Backend> gpu_backend(const Runtime& rt, std::string* why);
+}
+#endif
+
+namespace {
+
+volatile sig_atomic_t g_checkpoint = 0;
+void on_checkpoint_signal(int) { g_checkpoint = 1; }
+
+int finish(int code) {
+  MPI_Finalize();
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"crius-train: reference GPT-like trainer that runs a crius plan (start it with crius-launch)",
+               "crius-train"};
+  int steps = 5, checkpoint_every = 0, samples = 0, warmup = 1;
+  double lr = 0.05, tolerance = -1;
+  std::string dtype = "fp64", checkpoint_dir, signal_name = "USR1", device = "cpu", report;
+  bool verify = false, resume = false, quiet = false;
+  tr::ModelConfig mc;
+  mc.layers = 0;
+  app.add_option("--steps", steps, "iterations to run (total, counting resumed ones)")->check(CLI::Range(1, 1000000));
+  app.add_option("--lr", lr, "SGD learning rate");
+  app.add_option("--dtype", dtype, "fp64 or fp32")->check(CLI::IsMember({"fp64", "fp32"}));
+  app.add_option("--device", device, "cpu, or gpu (cuBLAS + NCCL; needs a CUDA build)")
+      ->check(CLI::IsMember({"cpu", "gpu"}));
+  app.add_option("--layers", mc.layers, "transformer layers (default: the plan's, else 4)")->check(CLI::Range(1, 4096));
+  app.add_option("--hidden", mc.hidden, "hidden size")->check(CLI::Range(1, 65536));
+  app.add_option("--heads", mc.heads, "attention heads")->check(CLI::Range(1, 1024));
+  app.add_option("--ffn", mc.ffn, "MLP hidden size")->check(CLI::Range(1, 262144));
+  app.add_option("--seq", mc.seq, "sequence length")->check(CLI::Range(1, 65536));
+  app.add_option("--vocab", mc.vocab, "vocabulary size")->check(CLI::Range(2, 1000000));
+  app.add_option("--seed", mc.seed, "initialisation and data seed");
+  app.add_option("--samples", samples, "samples per micro-batch (default: micro-batch size x DP of stage 0)")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--warmup", warmup, "iterations left out of the timing")->check(CLI::Range(0, 1000000));
+  app.add_flag("--verify", verify, "re-run the same steps on one rank and compare loss and parameters");
+  app.add_option("--tolerance", tolerance, "--verify relative tolerance (default 1e-9 fp64, 1e-3 fp32)");
+  app.add_option("--checkpoint-dir", checkpoint_dir, "directory of crius-train.ckpt (shared by all nodes)");
+  app.add_option("--checkpoint-every", checkpoint_every, "also checkpoint every N iterations")->check(CLI::Range(0, 1000000));
+  app.add_option("--checkpoint-signal", signal_name, "signal that asks for a checkpoint and exit")
+      ->check(CLI::IsMember({"USR1", "USR2", "TERM", "INT", "HUP"}));
+  app.add_flag("--resume", resume, "continue from the checkpoint in --checkpoint-dir when there is one");
+  app.add_option("--report", report, "write a JSON report (rank 0)");
+  app.add_flag("-q,--quiet", quiet, "no per-iteration lines");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "crius-train: " << e.what() << "\n";
+    return 2;
+  }
+  if ((resume || checkpoint_every > 0) && checkpoint_dir.empty()) {
+    std::cerr << "crius-train: --resume and --checkpoint-every need --checkpoint-dir\n";
+    return 2;
+  }
+  int sig = SIGUSR1;
+  if (signal_name == "USR2") sig = SIGUSR2;
+  if (signal_name == "TERM") sig = SIGTERM;
+  if (signal_name == "INT") sig = SIGINT;
+  if (signal_name == "HUP") sig = SIGHUP;
+  struct sigaction sa = {};
+  sa.sa_handler = on_checkpoint_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(sig, &sa, nullptr);
+
+  MPI_Init(&argc, &argv);
+  int wr = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &wr);
+  auto err = [&](const std::string& msg, int code) {
+    if (wr == 0) std::fputs(("crius-train: " + msg + "\n").c_str(), stderr);
+    return finish(code);
+  };
+  auto rt = cl::Runtime::init(MPI_COMM_WORLD);
+  if (!rt) return err(rt.error(), 2);
+  const cl::Plan& plan = (*rt)->plan();
+  if (mc.layers == 0) mc.layers = plan.has_layers() ? plan.num_layers() : std::max(4, plan.pp());
+  if (samples == 0) samples = plan.micro_batch_size * plan.stages[0].dp;
+
+  std::unique_ptr<tr::Backend> backend;
+  if (device == "gpu") {
+#ifdef CRIUS_HAVE_CUDA
+    std::string why;
+    backend = tr::gpu_backend(**rt, &why);
+    int ok = backend ? 1 : 0, all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) return err("--device gpu: " + (why.empty() ? std::string("no usable GPU on another rank") : why), 1);
+#else
+    return err("--device gpu: this crius-train was built without CUDA (HAVE_CUDA=0)", 1);
+#endif
+  } else {
+    backend = tr::cpu_backend();
+  }
+
+  auto trainer = tr::make_trainer(dtype, mc, **rt, samples, lr, *backend);
+  if (!trainer) return err(trainer.error(), 2);
+  const std::string ckpt = checkpoint_dir.empty() ? "" : checkpoint_dir + "/crius-train.ckpt";
+  if (!checkpoint_dir.empty() && wr == 0) mkdir(checkpoint_dir.c_str(), 0755);
+
+  // The reference (one rank, the whole model) for --verify starts from the same state.
+  std::unique_ptr<cl::Runtime> ref_rt;
+  std::unique_ptr<tr::Trainer> ref;
+  std::unique_ptr<tr::Backend> ref_backend = tr::cpu_backend();
+  long long start = 0;
+  struct stat st_buf;
+  bool have_ckpt = resume && stat(ckpt.c_str(), &st_buf) == 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (have_ckpt) {
+    auto s = (*trainer)->load(ckpt);
+    auto agreed = cl::agree(MPI_COMM_WORLD, s ? crius::Result<void>() : crius::Result<void>(crius::make_error(s.error())));
+    if (!agreed) return err(agreed.error(), 1);
+    start = *s;
+    if (wr == 0) std::cout << "crius-train: resumed from " << ckpt << " at step " << start << std::endl;
+  }
+  if (verify) {
+    cl::Plan one;
+    one.stages.push_back(cl::StagePlan{plan.has_layers() ? 0 : -1, plan.has_layers() ? mc.layers - 1 : -1, 1, 1});
+    one.micro_batches = plan.micro_batches;
+    one.micro_batch_size = samples;
+    one.schedule = "gpipe";
+    auto r = cl::Runtime::init(MPI_COMM_SELF, one);
+    if (!r) return err("--verify: " + r.error(), 1);
+    ref_rt = std::move(*r);
+    auto t = tr::make_trainer(dtype, mc, *ref_rt, samples, lr, *ref_backend);
+    if (!t) return err("--verify: " + t.error(), 1);
+    ref = std::move(*t);
+    if (have_ckpt) {
+      auto s = ref->load(ckpt);
+      if (!s) return err("--verify: " + s.error(), 1);
+    }
+  }
+
+  std::vector<double> losses, times;
+  long long step = start;
+  bool checkpointed_on_signal = false;
+  for (; step < steps; ++step) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    double loss = (*trainer)->step(step);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double dt = MPI_Wtime() - t0;
+    losses.push_back(loss);
+    if (step - start >= warmup) times.push_back(dt);
+    if (wr == 0 && !quiet) std::printf("crius-train: step %lld loss %.12g time %.3f ms\n", step, loss, dt * 1e3);
+    std::fflush(stdout);
+    int flag = g_checkpoint, any = 0;
+    MPI_Allreduce(&flag, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    bool periodic = checkpoint_every > 0 && (step + 1) % checkpoint_every == 0;
+    if (any && ckpt.empty()) {
+      if (wr == 0) std::cerr << "crius-train: checkpoint signal received but no --checkpoint-dir; stopping\n";
+      return finish(1);
+    }
+    if (any || periodic) {
+      auto s = (*trainer)->save(ckpt, step + 1);
+      if (!s) return err(s.error(), 1);
+      if (wr == 0) std::printf("crius-train: checkpoint %s at step %lld\n", ckpt.c_str(), step + 1);
+      std::fflush(stdout);
+    }
+    if (any) {
+      checkpointed_on_signal = true;
+      ++step;
+      break;
+    }
+  }
+
+  const int world = (*rt)->world_size();
+  if (wr == 0) {
+    std::vector<double> sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    double median = sorted.empty() ? 0 : sorted[sorted.size() / 2];
+    std::printf("crius-train: plan %s; %d ranks; %lld samples x %d tokens per iteration; %s %s\n",
+                cl::canonical(plan).c_str(), world, (*trainer)->samples_per_step(), mc.seq, dtype.c_str(),
+                backend->name().c_str());
+    if (median > 0)
+      std::printf("crius-train: measured iteration time %.6f s (median of %zu), %.1f samples/s\n", median, sorted.size(),
+                  (*trainer)->samples_per_step() / median);
+    if (!report.empty()) {
+      nlohmann::json j = {{"plan", cl::to_json(plan)},
+                          {"ranks", world},
+                          {"dtype", dtype},
+                          {"device", backend->name()},
+                          {"samples_per_iteration", (*trainer)->samples_per_step()},
+                          {"first_step", start},
+                          {"losses", losses},
+                          {"iteration_times_s", times},
+                          {"median_iteration_time_s", median},
+                          {"model", {{"vocab", mc.vocab}, {"hidden", mc.hidden}, {"heads", mc.heads}, {"ffn", mc.ffn},
+                                     {"seq", mc.seq}, {"layers", mc.layers}}}};
+      std::ofstream(report) << j.dump(2) << "\n";
+    }
+  }
+  if (checkpointed_on_signal) {
+    if (wr == 0) std::printf("crius-train: stopped after the checkpoint signal at step %lld\n", step);
+    return finish(0);
+  }
+
+  if (verify) {
+    double loss_diff = 0;
+    for (long long s = start; s < steps; ++s) {
+      double l = ref->step(s);
+      double mine = losses[static_cast<size_t>(s - start)];
+      loss_diff = std::max(loss_diff, std::abs(mine - l) / std::max(1.0, std::abs(l)));
+    }
+    double param_diff = (*trainer)->max_param_diff(*ref);
+    double worst[2] = {loss_diff, param_diff}, all[2] = {0, 0};
+    MPI_Allreduce(worst, all, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double tol = tolerance > 0 ? tolerance : (dtype == "fp64" ? 1e-9 : 1e-3);
+    bool pass = all[0] <= tol && all[1] <= tol && std::isfinite(all[0]) && std::isfinite(all[1]);
+    if (wr == 0)
+      std::printf("crius-train: verify %s: %lld steps, max relative loss difference %.3g, max relative parameter "
+                  "difference %.3g (tolerance %.3g)\n",
+                  pass ? "PASSED" : "FAILED", steps - start, all[0], all[1], tol);
+    return finish(pass ? 0 : 1);
+  }
+  return finish(0);
+}

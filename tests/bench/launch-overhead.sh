@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Launcher overhead: wall time of crius-launch bringing up N ranks that initialise
+# the crius runtime (collective plan check, TP/DP/PP communicators, one TP
+# all-reduce), against plain mpirun of the same program with the same plan and
+# the same mpirun flags. Median of REPS runs (default 5) for N = 2..8; target <= 1.2x.
+set -u
+REPS=${REPS:-5}
+RI=$B/tests/mpi/crius-rankinfo
+[ -x "$RI" ] || { echo "build $RI first (make check)"; exit 1; }
+unset SLURM_JOB_ID CRIUS_PP_SIZE CRIUS_PLAN_JSON
+cores=$(nproc)
+root=(); [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+now() { date +%s.%N; }
+printf '%-3s %-10s %12s %14s %7s\n' N plan mpirun_s crius-launch_s ratio
+worst=0
+for n in 2 3 4 5 6 7 8; do
+  if [ $((n % 2)) = 0 ]; then shape=(--tp 2 --dp $((n / 2))); plan="tp2xdp$((n / 2))"; else shape=(--dp $n); plan="dp$n"; fi
+  json=$(crius-launch "${shape[@]}" --json | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["plan"]))')
+  extra=(); [ "$n" -gt "$cores" ] && extra=(--oversubscribe --mca mpi_yield_when_idle 1)
+  a=() b=()
+  for _ in $(seq "$REPS"); do
+    t=$(now); CRIUS_PLAN_JSON=$json mpirun -np $n "${root[@]}" "${extra[@]}" --bind-to none -x CRIUS_PLAN_JSON "$RI" >/dev/null 2>&1 || { echo "mpirun failed"; exit 1; }
+    a+=("$(echo "$(now) - $t" | bc)")
+    t=$(now); crius-launch "${shape[@]}" -- "$RI" >/dev/null 2>&1 || { echo "crius-launch failed"; exit 1; }
+    b+=("$(echo "$(now) - $t" | bc)")
+  done
+  ma=$(printf '%s\n' "${a[@]}" | median); mb=$(printf '%s\n' "${b[@]}" | median)
+  r=$(echo "scale=3; $mb / $ma" | bc)
+  printf '%-3s %-10s %12.3f %14.3f %7.2f\n' $n "$plan" "$ma" "$mb" "$r"
+  worst=$(echo "if ($r > $worst) $r else $worst" | bc)
+done
+echo "worst ratio ${worst}x (target <= 1.2x); median of $REPS runs each; $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"

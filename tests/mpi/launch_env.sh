@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# crius-launch's environment contract and the runtime's groups, seen from inside
+# the ranks (crius-rankinfo), for plans of 1..8 ranks from every plan source.
+set -u
+. "$TOP/tests/mpi/lib_launch.bash"
+need_mpi
+RI=$B/tests/mpi/crius-rankinfo
+[ -x "$RI" ] || fail "$RI not built (make check builds it)"
+unset CRIUS_PLAN_JSON CRIUS_PP_SIZE CRIUS_STAGE_TP CRIUS_STAGE_DP CRIUS_STAGE_LAYERS SLURM_JOB_ID MASTER_ADDR MASTER_PORT RANK
+
+run_case() { # name, crius-launch options...
+  local name=$1; shift
+  crius-launch "$@" --json >"$name.plan.json" || fail "$name: --dry-run --json failed"
+  crius-launch "$@" -- "$RI" >"$name.out" 2>"$name.err" || { cat "$name.err"; fail "$name: launch failed"; }
+  compare_ranks "$name.plan.json" "$name.out" || fail "$name: ranks disagree with the layout"
+  echo "ok $name ($(grep -c RANKINFO "$name.out") ranks)"
+}
+
+run_case n1 -n 1
+run_case dp3 -n 3
+run_case tp2pp2dp2 --tp 2 --pp 2 --dp 2 --layers 8
+run_case tp2pp3 --tp 2 --pp 3
+run_case tp4pp2 --tp 4 --pp 2 --micro-batches 4
+run_case shapes --pp 2 --tp 2,1 --dp 1,2 --stage-layers 0-4,5-7
+run_case uneven_sizes --pp 2 --tp 2,1 --dp 2,1
+cat > plan.json <<'JSON'
+{"cells":[{"feasible":true,"plan":{"stages":[{"layers":[0,4],"tp":1,"dp":1},{"layers":[4,6],"tp":1,"dp":1},
+ {"layers":[6,8],"tp":1,"dp":1}],"micro_batches":4,"micro_batch_size":2,"schedule":"gpipe"}}]}
+JSON
+run_case planfile --plan plan.json
+CRIUS_PP_SIZE=2 CRIUS_STAGE_TP=1 CRIUS_STAGE_DP=2 CRIUS_STAGE_LAYERS=0-3,4-7 CRIUS_MICRO_BATCHES=8 run_case jobenv
+grep -q '"CRIUS_MICRO_BATCHES":"8"' jobenv.out || fail "jobenv: CRIUS_MICRO_BATCHES from the job environment not passed on"
+grep -q '"CRIUS_STAGE_LAYERS":"0-3,4-7"' jobenv.out || fail "jobenv: CRIUS_STAGE_LAYERS not passed on"
+
+# What the user set is never overwritten.
+MASTER_ADDR=10.9.8.7 MASTER_PORT=4242 crius-launch -n 2 -- "$RI" >user.out 2>&1 || fail "user env launch failed"
+[ "$(grep -c '"MASTER_ADDR":"10.9.8.7","MASTER_PORT":"4242"' user.out)" = 2 ] || { cat user.out; fail "MASTER_ADDR/PORT set by the user were overwritten"; }
+# MASTER_PORT is deterministic per Slurm job id (dry run: no allocation needed).
+crius-launch -n 1 --master-port 31337 -- "$RI" | grep -q '"MASTER_PORT":"31337"' || fail "--master-port ignored"
+
+# Collective validation: one rank with another plan -> every rank fails with one message.
+crius-launch --tp 2 --pp 2 -- "$RI" --perturb-rank 1 >bad.out 2>&1
+rc=$?
+[ $rc = 3 ] || { cat bad.out; fail "perturbed plan: exit $rc, want 3"; }
+n=$(grep -c 'ranks disagree on the plan' bad.out)
+[ "$n" = 4 ] || { cat bad.out; fail "perturbed plan: $n of 4 ranks reported the disagreement"; }
+[ "$(grep 'ranks disagree' bad.out | sed 's/^crius-rankinfo: rank [0-9]*: //' | sort -u | wc -l)" = 1 ] || fail "ranks reported different messages"
+
+# Usage errors: exit 2 with the option named.
+expect2() { local want=$1; shift; out=$("$@" 2>&1); rc=$?; [ $rc = 2 ] || fail "'$*': exit $rc, want 2 ($out)";
+  grep -qF -- "$want" <<<"$out" || fail "'$*': message '$out' lacks '$want'"; }
+expect2 "-n 3 does not match the plan's 2 ranks" crius-launch -n 3 --tp 2 -- true
+expect2 "no program given" crius-launch -n 2
+expect2 "--plan: cannot read 'nope.json'" crius-launch --plan nope.json -- true
+expect2 "CRIUS_PP_SIZE: 'x' is not a stage count" env CRIUS_PP_SIZE=x crius-launch -- true
+expect2 "--tp: 3 values for 2 stages" crius-launch --pp 2 --tp 1,2,3 -- true
+expect2 "unknown schedule 'zigzag'" crius-launch -n 2 --schedule zigzag -- true
+expect2 "--launcher" crius-launch -n 2 --launcher pdsh -- true
+out=$(crius-launch --tp 4 --dp 2 --gpus-per-node 6 --dry-run 2>&1); rc=$?
+[ $rc = 1 ] && grep -q "would span nodes" <<<"$out" || fail "TP across nodes: exit $rc: $out"
+echo "all launch_env checks passed"

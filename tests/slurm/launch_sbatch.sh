@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# crius-launch inside a real (local, fake-GPU) Slurm 22.05 allocation of two nodes:
+# the plan comes from the job's CRIUS_* environment as written at submission,
+# ranks are placed in blocks (stage 0 on the first node, stage 1 on the second),
+# and crius-launch -- crius-train --verify passes, with mpirun and with srun --mpi=pmix.
+set -u
+command -v slurmctld >/dev/null || { echo "SKIP: slurmctld not installed"; exit 77; }
+command -v mpirun >/dev/null || { echo "SKIP: mpirun not installed"; exit 77; }
+[ -x "$TOP/scripts/crius-lab" ] || { echo "SKIP: scripts/crius-lab missing"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+cat >"$TEST_TMP/job.sh" <<EOF2
+#!/bin/bash
+set -u
+export PATH="$B/bin:\$PATH"
+# The fake nodes share one host: Open MPI's shared-memory transport (vader) would
+# mix the two "nodes'" segments and crash, so ranks talk over TCP here.
+export OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1
+echo "nodes=\$SLURM_JOB_NODELIST"
+crius-launch --dry-run
+crius-launch -- "$B/tests/mpi/crius-rankinfo" >"$TEST_TMP/ranks.out" || exit 11
+crius-launch -- "$B/bin/crius-train" --steps 3 --verify -q || exit 12
+crius-launch --launcher srun -- "$B/tests/mpi/crius-rankinfo" >"$TEST_TMP/ranks-srun.out" || exit 13
+crius-launch --launcher srun -- "$B/bin/crius-train" --steps 3 --verify -q || exit 14
+EOF2
+chmod +x "$TEST_TMP/job.sh"
+cat >"$TEST_TMP/inner.sh" <<EOF2
+#!/bin/bash
+set -u
+cd "$TEST_TMP"
+# What the job_submit plugin writes into the job (sbatch --export would split the comma lists).
+export CRIUS_CELL_GPU=a100 CRIUS_CELL_NODES=2 CRIUS_CELL_GPUS_PER_NODE=2 CRIUS_PP_SIZE=2 CRIUS_STAGE_TP=2 \
+  CRIUS_STAGE_DP=1 CRIUS_STAGE_LAYERS=0-1,2-5 CRIUS_MICRO_BATCHES=4 CRIUS_SCHEDULE=1f1b
+sbatch -W -p a100 -N2 --gres=gpu:a100:2 -o "$TEST_TMP/job.out" "$TEST_TMP/job.sh"
+echo "sbatch rc=\$?"
+EOF2
+chmod +x "$TEST_TMP/inner.sh"
+"$TOP/scripts/crius-lab" run --dir "$TEST_TMP/lab" --nodes a100:2x8 -- "$TEST_TMP/inner.sh" || fail "crius-lab run failed"
+cat "$TEST_TMP/job.out"
+grep -q 'sbatch: error' "$TEST_TMP/job.out" && fail "sbatch error"
+n=$(grep -c 'verify PASSED' "$TEST_TMP/job.out")
+[ "$n" = 2 ] || fail "crius-train --verify passed $n of 2 times (mpirun, srun)"
+for f in ranks.out ranks-srun.out; do
+  [ "$(grep -c RANKINFO "$TEST_TMP/$f")" = 4 ] || fail "$f: not 4 ranks"
+  python3 - "$TEST_TMP/$f" <<'PY' || fail "$f: ranks on the wrong nodes"
+import json, sys
+for l in open(sys.argv[1]):
+    if not l.startswith("RANKINFO "): continue
+    j = json.loads(l[9:]); e = j["env"]; r = j["rank"]
+    want = "a100-1" if r < 2 else "a100-2"
+    assert e["SLURMD_NODENAME"] == want, (r, e)
+    assert e["CRIUS_HOST"] == want, (r, e)
+    assert e["LOCAL_RANK"] == str(r % 2) and e["GROUP_RANK"] == str(r // 2), (r, e)
+    assert e["CRIUS_PP_RANK"] == str(r // 2) and e["CRIUS_TP_RANK"] == str(r % 2), (r, e)
+    assert e["CRIUS_STAGE_LAYERS"] == "0-1,2-5" and e["MASTER_ADDR"] == "a100-1", (r, e)
+    assert j["tp_group"] == [2 * (r // 2), 2 * (r // 2) + 1], j
+print(sys.argv[1], "ok")
+PY
+done
+echo "launch_sbatch passed"

@@ -1,0 +1,268 @@
+#define BOOST_TEST_MODULE launch_layout
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "launcher/layout.h"
+
+using namespace crius::launcher;
+using Groups = std::vector<std::vector<int>>;
+
+namespace {
+
+Plan uniform_plan(int tp, int pp, int dp) {
+  auto p = plan_from_shape(std::to_string(tp), pp, std::to_string(dp), "", 0);
+  BOOST_REQUIRE_MESSAGE(p.ok(), (p.ok() ? std::string() : p.error()));
+  return *p;
+}
+
+Groups sorted(Groups g) {
+  for (auto& x : g) std::sort(x.begin(), x.end());
+  std::sort(g.begin(), g.end());
+  return g;
+}
+
+// Brute force: enumerate every (stage, dp, tp) coordinate in the documented
+// order (stage slowest, then dp, then tp) and hand out ranks 0,1,2,... in turn;
+// groups are the sets of ranks that share all other coordinates.
+struct Brute {
+  std::map<std::tuple<int, int, int>, int> rank;
+  Groups tp, dp, pp;
+};
+
+Brute brute(const Plan& plan) {
+  Brute b;
+  int next = 0;
+  for (int s = 0; s < plan.pp(); ++s)
+    for (int d = 0; d < plan.stages[s].dp; ++d)
+      for (int t = 0; t < plan.stages[s].tp; ++t) b.rank[{s, d, t}] = next++;
+  for (int s = 0; s < plan.pp(); ++s) {
+    for (int d = 0; d < plan.stages[s].dp; ++d) {
+      std::vector<int> g;
+      for (int t = 0; t < plan.stages[s].tp; ++t) g.push_back(b.rank[{s, d, t}]);
+      b.tp.push_back(g);
+    }
+    for (int t = 0; t < plan.stages[s].tp; ++t) {
+      std::vector<int> g;
+      for (int d = 0; d < plan.stages[s].dp; ++d) g.push_back(b.rank[{s, d, t}]);
+      b.dp.push_back(g);
+    }
+  }
+  // equal stages: PP groups share (dp, tp)
+  if (plan.uniform())
+    for (int d = 0; d < plan.stages[0].dp; ++d)
+      for (int t = 0; t < plan.stages[0].tp; ++t) {
+        std::vector<int> g;
+        for (int s = 0; s < plan.pp(); ++s) g.push_back(b.rank[{s, d, t}]);
+        b.pp.push_back(g);
+      }
+  return b;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(megatron_16_gpu_example) {
+  // parallel_state.py: tp=2, pp=4 on 16 GPUs (dp=2), two nodes of 8.
+  auto l = Layout::make(uniform_plan(2, 4, 2), {"n0", "n1"}, 8);
+  BOOST_REQUIRE_MESSAGE(l.ok(), (l.ok() ? std::string() : l.error()));
+  Groups tp = {{0, 1}, {2, 3}, {4, 5}, {6, 7}, {8, 9}, {10, 11}, {12, 13}, {14, 15}};
+  Groups dp = {{0, 2}, {1, 3}, {4, 6}, {5, 7}, {8, 10}, {9, 11}, {12, 14}, {13, 15}};
+  Groups pp = {{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}};
+  BOOST_TEST(l->tp_groups() == tp);
+  BOOST_TEST(l->dp_groups() == dp);
+  BOOST_TEST(l->pp_groups() == pp);
+  BOOST_TEST(l->pp_group(9) == (std::vector<int>{1, 5, 9, 13}));
+  BOOST_TEST(l->dp_group(9) == (std::vector<int>{9, 11}));
+  BOOST_TEST(l->rank(13).host == "n1");
+  BOOST_TEST(l->rank(13).local_rank == 5);
+  BOOST_TEST(l->rank(13).stage == 3);
+  BOOST_TEST(l->rank(13).dp_rank == 0);
+  BOOST_TEST(l->rank(13).tp_rank == 1);
+}
+
+BOOST_AUTO_TEST_CASE(fast_formula_equals_brute_force_on_a_grid) {
+  int cases = 0;
+  for (int tp : {1, 2, 3, 4, 8})
+    for (int pp : {1, 2, 3, 4, 5})
+      for (int dp : {1, 2, 3, 4}) {
+        Plan plan = uniform_plan(tp, pp, dp);
+        auto l = Layout::make(plan, {}, 0);
+        BOOST_REQUIRE(l.ok());
+        Brute b = brute(plan);
+        for (const auto& [coord, r] : b.rank) {
+          auto [s, d, t] = coord;
+          BOOST_TEST(r == t + tp * (d + dp * s));  // DESIGN.md formula
+          BOOST_TEST(l->rank_of(s, d, t) == r);
+          BOOST_TEST(l->rank(r).stage == s);
+          BOOST_TEST(l->rank(r).dp_rank == d);
+          BOOST_TEST(l->rank(r).tp_rank == t);
+        }
+        BOOST_TEST(sorted(l->tp_groups()) == sorted(b.tp));
+        BOOST_TEST(sorted(l->dp_groups()) == sorted(b.dp));
+        BOOST_TEST(sorted(l->pp_groups()) == sorted(b.pp));
+        // every rank's own groups contain it
+        for (int r = 0; r < l->world_size(); ++r) {
+          for (const auto& g : {l->tp_group(r), l->dp_group(r), l->pp_group(r)})
+            BOOST_TEST((std::find(g.begin(), g.end(), r) != g.end()));
+        }
+        ++cases;
+      }
+  BOOST_TEST(cases == 100);
+}
+
+BOOST_AUTO_TEST_CASE(uneven_stages) {
+  // stage 0: tp=2 dp=2 (ranks 0-3), stage 1: tp=4 dp=1 (ranks 4-7), stage 2: tp=1 dp=2 (8-9)
+  auto p = plan_from_shape("2,4,1", 3, "2,1,2", "0-3,4-9,10-11", 0);
+  BOOST_REQUIRE_MESSAGE(p.ok(), (p.ok() ? std::string() : p.error()));
+  auto l = Layout::make(*p, {"a", "b", "c"}, 4);
+  BOOST_REQUIRE_MESSAGE(l.ok(), (l.ok() ? std::string() : l.error()));
+  BOOST_TEST(l->world_size() == 10);
+  BOOST_TEST(l->tp_groups() == (Groups{{0, 1}, {2, 3}, {4, 5, 6, 7}, {8}, {9}}));
+  BOOST_TEST(l->dp_groups() == (Groups{{0, 2}, {1, 3}, {4}, {5}, {6}, {7}, {8, 9}}));
+  // chains: G=4; stage sizes 4,4,2 -> stage 2 index floor(g*2/4)
+  BOOST_TEST(l->pp_groups() == (Groups{{0, 4, 8}, {1, 5, 8}, {2, 6, 9}, {3, 7, 9}}));
+  BOOST_TEST(l->pp_group(8) == (std::vector<int>{0, 4, 8}));
+  BOOST_TEST(l->pp_group(9) == (std::vector<int>{2, 6, 9}));
+  BOOST_TEST(l->pp_group(5) == (std::vector<int>{1, 5, 8}));
+  BOOST_TEST(l->rank(9).host == "c");
+  BOOST_TEST(l->rank(9).local_rank == 1);
+  // equal-size stages with different shapes: chains partition the ranks
+  auto q = plan_from_shape("1,2", 2, "4,2", "", 8);
+  BOOST_REQUIRE(q.ok());
+  auto m = Layout::make(*q, {}, 0);
+  BOOST_REQUIRE(m.ok());
+  std::multiset<int> seen;
+  for (const auto& g : m->pp_groups()) seen.insert(g.begin(), g.end());
+  BOOST_TEST(seen.size() == 8u);
+  BOOST_TEST(std::set<int>(seen.begin(), seen.end()).size() == 8u);
+  BOOST_TEST(q->stages[1].first_layer == 4);
+}
+
+BOOST_AUTO_TEST_CASE(shapes_that_do_not_fit_give_clear_errors) {
+  struct Bad {
+    std::string tp;
+    int pp;
+    std::string dp, layers;
+    int nlayers;
+    std::string want;
+  };
+  std::vector<Bad> bad = {
+      {"0", 1, "1", "", 0, "--tp: '0' is not a positive integer"},
+      {"2,2,2", 2, "1", "", 0, "--tp: 3 values for 2 stages"},
+      {"2", 2, "1,1,1", "", 0, "--dp: 3 values for 2 stages"},
+      {"2", 0, "1", "", 0, "--pp: must be >= 1"},
+      {"1", 3, "1", "", 10, "10 layers do not divide into 3 equal stages"},
+      {"1", 2, "1", "0-3,5-7", 0, "must start at layer 4"},
+      {"1", 2, "1", "0-3", 0, "1 layer ranges for 2 stages"},
+      {"1", 2, "1", "0-x,4-7", 0, "'0-x' is not a layer range"},
+      {"1", 2, "1", "0-3,4-7", 12, "cover 8 layers, not 12"},
+  };
+  for (const auto& b : bad) {
+    auto p = plan_from_shape(b.tp, b.pp, b.dp, b.layers, b.nlayers);
+    BOOST_TEST_INFO("case " << b.want);
+    BOOST_REQUIRE(!p.ok());
+    BOOST_TEST(p.error().find(b.want) != std::string::npos, p.error());
+  }
+  // TP group across a node boundary: tp=4 on nodes of 6 GPUs.
+  auto l = Layout::make(uniform_plan(4, 1, 3), {"a", "b"}, 6);
+  BOOST_REQUIRE(!l.ok());
+  BOOST_TEST(l.error().find("TP group 4,5,6,7 of stage 0 would span nodes a and b") != std::string::npos, l.error());
+  // more ranks than slots
+  auto m = Layout::make(uniform_plan(2, 2, 2), {"a"}, 4);
+  BOOST_REQUIRE(!m.ok());
+  BOOST_TEST(m.error().find("needs 8 ranks but the allocation has 1 node(s) x 4 GPU(s) = 4 slots") != std::string::npos,
+             m.error());
+}
+
+BOOST_AUTO_TEST_CASE(plan_from_environment) {
+  std::map<std::string, std::string> env = {{"CRIUS_PP_SIZE", "2"},       {"CRIUS_STAGE_TP", "2,1"},
+                                            {"CRIUS_STAGE_DP", "1,2"},    {"CRIUS_STAGE_LAYERS", "0-5,6-11"},
+                                            {"CRIUS_MICRO_BATCHES", "8"}, {"CRIUS_MICRO_BATCH_SIZE", "2"},
+                                            {"CRIUS_SCHEDULE", "gpipe"},  {"CRIUS_RECOMPUTE", "full"}};
+  EnvLookup look = [&](const std::string& k) -> std::optional<std::string> {
+    auto it = env.find(k);
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  };
+  auto p = plan_from_env(look);
+  BOOST_REQUIRE_MESSAGE(p.ok(), (p.ok() ? std::string() : p.error()));
+  BOOST_REQUIRE(p->has_value());
+  const Plan& plan = **p;
+  BOOST_TEST(plan.pp() == 2);
+  BOOST_TEST(plan.stages[1].dp == 2);
+  BOOST_TEST(plan.stages[0].tp == 2);
+  BOOST_TEST(plan.stages[1].first_layer == 6);
+  BOOST_TEST(plan.micro_batches == 8);
+  BOOST_TEST(plan.micro_batch_size == 2);
+  BOOST_TEST(plan.schedule == "gpipe");
+  BOOST_TEST(plan.recompute == "full");
+  BOOST_TEST(format_layer_ranges(plan) == "0-5,6-11");
+  // JSON round trip keeps the hash
+  auto j = plan_from_json(to_json(plan), "json");
+  BOOST_REQUIRE(j.ok());
+  BOOST_TEST(plan_hash(*j) == plan_hash(plan));
+  // the env JSON wins
+  env["CRIUS_PLAN_JSON"] = R"({"plan":{"stages":[{"layers":"0-11","tp":4,"dp":1}],"micro_batches":2}})";
+  auto q = plan_from_env(look);
+  BOOST_REQUIRE(q.ok());
+  BOOST_TEST((*q)->stages[0].tp == 4);
+  BOOST_TEST(plan_hash(**q) != plan_hash(plan));
+  env["CRIUS_PLAN_JSON"] = "{bad";
+  auto bad = plan_from_env(look);
+  BOOST_REQUIRE(!bad.ok());
+  BOOST_TEST(bad.error().find("CRIUS_PLAN_JSON: malformed JSON") != std::string::npos, bad.error());
+  env.clear();
+  auto none = plan_from_env(look);
+  BOOST_REQUIRE(none.ok());
+  BOOST_TEST(!none->has_value());
+  env["CRIUS_PP_SIZE"] = "two";
+  BOOST_TEST(!plan_from_env(look).ok());
+}
+
+BOOST_AUTO_TEST_CASE(plan_from_estimate_json) {
+  auto p = plan_from_json_text(R"({"cells":[{"feasible":false,"why":"oom"},
+      {"feasible":true,"plan":{"stages":[{"first_layer":0,"last_layer":3,"dp":2,"tp":1},
+                                         {"layers":[4,8],"dp":1,"tp":2}],
+       "micro_batches":4,"micro_batch_size":2,"schedule":"interleaved:2","recompute":"selective",
+       "sequence_parallel":true,"zero":1}}]})",
+                               "est.json");
+  BOOST_REQUIRE_MESSAGE(p.ok(), (p.ok() ? std::string() : p.error()));
+  BOOST_TEST(p->pp() == 2);
+  BOOST_TEST(p->stages[0].dp == 2);
+  BOOST_TEST(p->stages[1].last_layer == 7);
+  BOOST_TEST(p->schedule == "interleaved:2");
+  BOOST_TEST(p->sequence_parallel);
+  auto bad = plan_from_json_text(R"({"plan":{"stages":[{"tp":"two"}]}})", "est.json");
+  BOOST_REQUIRE(!bad.ok());
+  BOOST_TEST(bad.error() == "est.json: stages[0]: key 'tp' must be an integer");
+  auto sched = plan_from_json_text(R"({"stages":[{"tp":1}],"schedule":"zigzag"})", "x.json");
+  BOOST_REQUIRE(!sched.ok());
+  BOOST_TEST(sched.error().find("unknown schedule 'zigzag'") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(hostlists) {
+  auto h = expand_hostlist("a100-[1-2],v100-1,n[08-10,3]x");
+  BOOST_REQUIRE(h.ok());
+  BOOST_TEST(*h == (std::vector<std::string>{"a100-1", "a100-2", "v100-1", "n08x", "n09x", "n10x", "n3x"}));
+  BOOST_TEST(!expand_hostlist("a[1-").ok());
+  BOOST_TEST(!expand_hostlist("a[3-1]").ok());
+}
+
+BOOST_AUTO_TEST_CASE(megatron_flags) {
+  auto p = plan_from_shape("2", 4, "2", "", 24);
+  BOOST_REQUIRE(p.ok());
+  p->micro_batches = 8;
+  p->recompute = "selective";
+  auto a = megatron_args(*p);
+  BOOST_REQUIRE(a.ok());
+  std::string s;
+  for (const auto& x : *a) s += x + " ";
+  BOOST_TEST(s ==
+             "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 4 --micro-batch-size 1 "
+             "--global-batch-size 16 --num-layers 24 --recompute-granularity selective ");
+  auto u = plan_from_shape("2,1", 2, "1,2", "", 0);
+  BOOST_REQUIRE(u.ok());
+  BOOST_TEST(!megatron_args(*u).ok());
+}
