@@ -1,0 +1,116 @@
+// One criusd round, without Slurm: a Snapshot of nodes and crius jobs goes in,
+// the scheduler core's `crius` policy (the same code crius-sim runs) decides,
+// and the decisions come out as Slurm actions. All state lives in Slurm (the
+// job record in AdminComment), so a restarted criusd continues where it stopped.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "estimator/estimator.h"
+#include "scheduler/policy.h"
+#include "slurm_plugin/criusd/snapshot.h"
+
+namespace crius::slurm {
+
+struct ControllerOptions {
+  double interval_s = 300;
+  std::string policy = "crius";
+  int max_moves_per_round = 2;     // running jobs signalled per round (migration budget)
+  int checkpoint_signal = 10;      // SIGUSR1
+  double checkpoint_grace_s = 30;  // between the signal and the requeue
+  double restart_cost_s = 60;
+  double default_iterations = 1000;  // for jobs submitted without --crius-iters
+};
+
+// Reads the [criusd] table of crius.toml (unknown keys are errors).
+Result<ControllerOptions> load_controller_options(const estimator::Cluster& cluster);
+
+// The Cell a crius job holds or asks for.
+struct JobCell {
+  std::string partition, gpu;
+  int nodes = 0, gpus_per_node = 0, stages = 0;
+  bool operator==(const JobCell&) const = default;
+};
+
+// What criusd knows of a crius job: the record job_submit_crius(8) wrote in
+// AdminComment ({"crius":1, "request":{...}, "chosen":{"cell","partition"}, ...}),
+// plus criusd's own in-flight move ("move").
+struct JobRecord {
+  nlohmann::json raw;  // the whole record, kept so unknown fields survive rewrites
+  std::string model;
+  bool model_file = false;  // forwarded model file: the estimator cannot look it up by name
+  bool pinned = false;      // the user pinned the Cell or partitions (--crius-cell, -p): never moved
+  int global_batch = 0;
+  double iterations = 0;  // 0 = not given
+  JobCell cell;           // current Cell (what the job asks Slurm for)
+  nlohmann::json estimate;  // criusd's re-planned estimate of `cell` (estimator::to_json), or null
+  struct Move {
+    JobCell target;
+    std::string phase;    // "signalled" then "requeued"
+    std::int64_t since = 0;
+    std::string reason;
+  };
+  std::optional<Move> move;
+};
+
+// nullopt: not a crius job (no record); error: a record that does not parse.
+std::optional<Result<JobRecord>> parse_record(const std::string& admin_comment);
+std::string format_record(const JobRecord& r);
+
+struct Action {
+  enum class Kind {
+    update_pending,  // a pending job gets another Cell
+    checkpoint,      // a running job is signalled to checkpoint before a move
+    requeue,         // grace over: the running job is requeued
+    finish_move,     // the requeued job now pending: apply the target Cell
+  };
+  Kind kind = Kind::update_pending;
+  std::uint32_t job = 0;
+  JobCell from, to;
+  std::string record;  // the AdminComment to write with the action
+  std::string reason;
+  double gain_samples_per_s = 0;  // estimated throughput gain of the move
+};
+const char* to_string(Action::Kind k);
+nlohmann::json to_json(const Action& a);
+
+struct JobStatus {
+  std::uint32_t job = 0;
+  std::string state, model;
+  int global_batch = 0;
+  JobCell cell;
+  double est_iter_time_s = 0;  // estimate for the current Cell (0 = unknown)
+  std::string move;            // in-flight move, "" if none
+  std::string problem;         // a record that does not parse, a model that is unknown
+};
+
+struct Round {
+  std::vector<Action> actions;
+  std::vector<JobStatus> jobs;
+  std::vector<std::string> notes;  // decisions not applied (budget) and why
+  double decide_ms = 0;
+};
+
+class Controller {
+ public:
+  Controller(const estimator::Cluster& cluster, ControllerOptions options);
+  ~Controller();
+  // Decide one round on a snapshot. Pure: applies nothing.
+  Result<Round> decide(const Snapshot& snap);
+  const ControllerOptions& options() const { return m_options; }
+
+ private:
+  struct Impl;
+  const estimator::Cluster& m_cluster;
+  ControllerOptions m_options;
+  std::unique_ptr<Impl> m_impl;
+};
+
+nlohmann::json to_json(const Round& r);
+
+}  // namespace crius::slurm

@@ -1,0 +1,15 @@
+# slurm_plugin/criusd/: criusd, the controller (libslurm + the scheduler core).
+# The Slurm-free part (snapshot, record, controller) is an archive the unit tests link.
+LIBCRIUSD := $(B)/libcrius_criusd.a
+$(LIBCRIUSD): $(addprefix $(B)/slurm_plugin/criusd/,snapshot.o controller.o)
+	@mkdir -p $(@D)
+	rm -f $@ && $(AR) rcs $@ $^
+UNIT_TEST_ARCHIVES := $(LIBCRIUSD) $(UNIT_TEST_ARCHIVES)
+
+SBIN_PROGRAMS += $(B)/sbin/criusd
+MANPAGES += man/criusd.8
+$(B)/sbin/criusd: $(addprefix $(B)/slurm_plugin/criusd/,slurm_client.o main.o) $(LIBCRIUSD) \
+  $(LIBCRIUS_SCHED) $(LIBCRIUS)
+	$(LINK_PROGRAM)
+$(B)/sbin/criusd: EXTRA_LIBS += $(SLURM_LIBS) $(GLPK_LIBS)
+$(B)/slurm_plugin/criusd/%.o: EXTRA_CPPFLAGS += $(SLURM_CFLAGS)

@@ -1,0 +1,164 @@
+#include "slurm_plugin/criusd/slurm_client.h"
+
+#include <cstdlib>
+#include <ctime>
+#include <string_view>
+
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+// Exported by libslurm in 22.05 but not declared in slurm.h.
+char* slurm_job_state_string(uint32_t inx);
+}
+
+namespace crius::slurm {
+namespace {
+
+std::string str(const char* s) { return s ? std::string(s) : std::string(); }
+
+Error slurm_failure(const std::string& what) {
+  return make_error(what + ": " + slurm_strerror(slurm_get_errno()));
+}
+
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t end = s.find(sep, pos);
+    if (end == std::string_view::npos) end = s.size();
+    if (end > pos) out.emplace_back(s.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return out;
+}
+
+// "gpu:a100:8(S:0)" -> type "a100", count 8; several entries comma-separated.
+void parse_gres(const std::string& gres, std::string* type, int* count) {
+  *count = 0;
+  for (const auto& item : split(gres, ',')) {
+    std::string entry = item.substr(0, item.find('('));
+    auto parts = split(entry, ':');
+    if (parts.empty() || parts[0] != "gpu") continue;
+    int n = parts.size() >= 2 ? std::atoi(parts.back().c_str()) : 0;
+    if (parts.size() == 3 && type && type->empty()) *type = parts[1];
+    *count += n;
+  }
+}
+
+std::vector<std::string> expand_hostlist(const char* expr) {
+  std::vector<std::string> out;
+  if (!expr || !*expr) return out;
+  hostlist_t hl = slurm_hostlist_create(expr);
+  if (!hl) return out;
+  while (char* h = slurm_hostlist_shift(hl)) {
+    out.emplace_back(h);
+    std::free(h);
+  }
+  slurm_hostlist_destroy(hl);
+  return out;
+}
+
+}  // namespace
+
+SlurmClient::SlurmClient(const std::string& conf) { slurm_init(conf.empty() ? nullptr : conf.c_str()); }
+SlurmClient::~SlurmClient() { slurm_fini(); }
+
+Result<Snapshot> SlurmClient::snapshot() {
+  Snapshot snap;
+  snap.now = std::time(nullptr);
+
+  node_info_msg_t* nodes = nullptr;
+  // SHOW_DETAIL fills gres_used; node partitions come from the partition table.
+  if (slurm_load_node(0, &nodes, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) return slurm_failure("slurm_load_node");
+  partition_info_msg_t* parts = nullptr;
+  if (slurm_load_partitions(0, &parts, SHOW_ALL) != SLURM_SUCCESS) {
+    slurm_free_node_info_msg(nodes);
+    return slurm_failure("slurm_load_partitions");
+  }
+  slurm_populate_node_partitions(nodes, parts);
+  slurm_free_partition_info_msg(parts);
+  for (uint32_t i = 0; i < nodes->record_count; ++i) {
+    const node_info_t& n = nodes->node_array[i];
+    if (!n.name) continue;
+    SlurmNode node;
+    node.name = n.name;
+    node.partitions = split(str(n.partitions), ',');
+    parse_gres(str(n.gres), &node.gpu, &node.gpus);
+    std::string unused_type;
+    parse_gres(str(n.gres_used), &unused_type, &node.gpus_used);
+    if (node.gpu.empty()) {
+      auto features = split(str(n.features), ',');
+      if (!features.empty()) node.gpu = features.front();
+    }
+    uint32_t base = n.node_state & NODE_STATE_BASE;
+    bool flagged = n.node_state & (NODE_STATE_DRAIN | NODE_STATE_FAIL | NODE_STATE_NO_RESPOND);
+    node.usable = !flagged && (base == NODE_STATE_IDLE || base == NODE_STATE_ALLOCATED ||
+                               base == NODE_STATE_MIXED);
+    snap.nodes.push_back(std::move(node));
+  }
+  slurm_free_node_info_msg(nodes);
+
+  job_info_msg_t* jobs = nullptr;
+  if (slurm_load_jobs(0, &jobs, SHOW_ALL) != SLURM_SUCCESS) return slurm_failure("slurm_load_jobs");
+  for (uint32_t i = 0; i < jobs->record_count; ++i) {
+    const slurm_job_info_t& j = jobs->job_array[i];
+    SlurmJob job;
+    job.id = j.job_id;
+    job.name = str(j.name);
+    job.state = str(slurm_job_state_string(j.job_state));
+    job.partition = str(j.partition);
+    job.features = str(j.features);
+    job.tres_per_node = str(j.tres_per_node);
+    job.admin_comment = str(j.admin_comment);
+    job.nodes = expand_hostlist(j.nodes);
+    job.num_nodes = static_cast<int>(j.num_nodes);
+    job.submit_time = j.submit_time;
+    job.start_time = j.start_time;
+    job.restarts = j.restart_cnt;
+    snap.jobs.push_back(std::move(job));
+  }
+  slurm_free_job_info_msg(jobs);
+  return snap;
+}
+
+Result<void> SlurmClient::update_pending(std::uint32_t id, const CellUpdate& u) {
+  job_desc_msg_t d;
+  slurm_init_job_desc_msg(&d);
+  d.job_id = id;
+  std::string tres = "gres:gpu:" + std::to_string(u.gpus_per_node);
+  d.partition = const_cast<char*>(u.partition.c_str());
+  d.features = const_cast<char*>(u.feature.c_str());
+  d.tres_per_node = const_cast<char*>(tres.c_str());
+  d.min_nodes = d.max_nodes = static_cast<uint32_t>(u.nodes);
+  d.num_tasks = static_cast<uint32_t>(u.nodes * u.gpus_per_node);
+  d.ntasks_per_node = static_cast<uint16_t>(u.gpus_per_node);
+  if (u.clear_requeue_delay) d.begin_time = std::time(nullptr);
+  if (!u.admin_comment.empty()) d.admin_comment = const_cast<char*>(u.admin_comment.c_str());
+  if (slurm_update_job(&d) != SLURM_SUCCESS)
+    return slurm_failure("update of job " + std::to_string(id));
+  return {};
+}
+
+Result<void> SlurmClient::set_admin_comment(std::uint32_t id, const std::string& record) {
+  job_desc_msg_t d;
+  slurm_init_job_desc_msg(&d);
+  d.job_id = id;
+  d.admin_comment = const_cast<char*>(record.c_str());
+  if (slurm_update_job(&d) != SLURM_SUCCESS)
+    return slurm_failure("AdminComment update of job " + std::to_string(id));
+  return {};
+}
+
+Result<void> SlurmClient::signal(std::uint32_t id, int signo) {
+  if (slurm_kill_job(id, static_cast<uint16_t>(signo), KILL_FULL_JOB) != SLURM_SUCCESS)
+    return slurm_failure("signal " + std::to_string(signo) + " to job " + std::to_string(id));
+  return {};
+}
+
+Result<void> SlurmClient::requeue(std::uint32_t id) {
+  if (slurm_requeue(id, 0) != SLURM_SUCCESS)
+    return slurm_failure("requeue of job " + std::to_string(id));
+  return {};
+}
+
+}  // namespace crius::slurm

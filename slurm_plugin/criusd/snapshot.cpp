@@ -1,0 +1,81 @@
+#include "slurm_plugin/criusd/snapshot.h"
+
+#include <charconv>
+
+namespace crius::slurm {
+
+nlohmann::json to_json(const Snapshot& s) {
+  nlohmann::json j;
+  j["now"] = s.now;
+  j["nodes"] = nlohmann::json::array();
+  for (const auto& n : s.nodes)
+    j["nodes"].push_back({{"name", n.name}, {"partitions", n.partitions}, {"gpu", n.gpu},
+                          {"gpus", n.gpus}, {"gpus_used", n.gpus_used}, {"usable", n.usable}});
+  j["jobs"] = nlohmann::json::array();
+  for (const auto& b : s.jobs)
+    j["jobs"].push_back({{"id", b.id}, {"name", b.name}, {"state", b.state},
+                         {"partition", b.partition}, {"features", b.features},
+                         {"tres_per_node", b.tres_per_node}, {"admin_comment", b.admin_comment},
+                         {"nodes", b.nodes}, {"num_nodes", b.num_nodes},
+                         {"submit_time", b.submit_time}, {"start_time", b.start_time},
+                         {"restarts", b.restarts}});
+  return j;
+}
+
+Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& source) {
+  try {
+    Snapshot s;
+    s.now = j.at("now").get<std::int64_t>();
+    for (const auto& n : j.at("nodes")) {
+      SlurmNode node;
+      node.name = n.at("name").get<std::string>();
+      node.partitions = n.at("partitions").get<std::vector<std::string>>();
+      node.gpu = n.at("gpu").get<std::string>();
+      node.gpus = n.at("gpus").get<int>();
+      node.gpus_used = n.value("gpus_used", 0);
+      node.usable = n.value("usable", true);
+      s.nodes.push_back(std::move(node));
+    }
+    for (const auto& b : j.at("jobs")) {
+      SlurmJob job;
+      job.id = b.at("id").get<std::uint32_t>();
+      job.name = b.value("name", "");
+      job.state = b.at("state").get<std::string>();
+      job.partition = b.value("partition", "");
+      job.features = b.value("features", "");
+      job.tres_per_node = b.value("tres_per_node", "");
+      job.admin_comment = b.value("admin_comment", "");
+      job.nodes = b.value("nodes", std::vector<std::string>{});
+      job.num_nodes = b.value("num_nodes", 0);
+      job.submit_time = b.value("submit_time", std::int64_t{0});
+      job.start_time = b.value("start_time", std::int64_t{0});
+      job.restarts = b.value("restarts", 0);
+      s.jobs.push_back(std::move(job));
+    }
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(source + ": not a criusd state snapshot: " + e.what());
+  }
+}
+
+int gpus_per_node_of(const std::string& tres_per_node) {
+  // Entries are ';' or ',' separated; the GPU entry is "gres:gpu[:type]:N" or "gres/gpu..."
+  size_t pos = 0;
+  while (pos <= tres_per_node.size()) {
+    size_t end = tres_per_node.find_first_of(",;", pos);
+    if (end == std::string::npos) end = tres_per_node.size();
+    std::string item = tres_per_node.substr(pos, end - pos);
+    if (item.rfind("gres:gpu", 0) == 0 || item.rfind("gres/gpu", 0) == 0 || item.rfind("gpu", 0) == 0) {
+      size_t colon = item.rfind(':');
+      if (colon != std::string::npos) {
+        int n = 0;
+        auto [p, ec] = std::from_chars(item.data() + colon + 1, item.data() + item.size(), n);
+        if (ec == std::errc() && p == item.data() + item.size()) return n;
+      }
+    }
+    pos = end + 1;
+  }
+  return 0;
+}
+
+}  // namespace crius::slurm

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# One criusd round over 1,000 crius jobs on the paper's 1,280-GPU cluster, decided on a
+# recorded cluster state (criusd --state), as the issue asks. Target: <= 1 s.
+# The state is built from the philly trace: the first 1,000 jobs, packed onto their requested
+# GPU type until the cluster is ~90% full (running), the rest pending.
+set -euo pipefail
+TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+snap=${TEST_TMP:-/tmp}/criusd-state.json
+python3 - "$TOP/tests/data/traces/simulate_trace_philly.csv" "$snap" <<'PY'
+import csv, json, sys
+trace, out = sys.argv[1], sys.argv[2]
+shape = {"a100": (80, 4), "v100": (20, 16), "a40": (160, 2), "a10": (160, 2)}
+nodes, free = [], {}
+for gpu, (n, g) in shape.items():
+    for i in range(n):
+        name = f"{gpu}-{i+1}"
+        nodes.append({"name": name, "partitions": [gpu], "gpu": gpu, "gpus": g, "gpus_used": 0, "usable": True})
+        free[name] = g
+byname = {n["name"]: n for n in nodes}
+jobs = []
+rows = list(csv.DictReader(open(trace)))[:1000]
+total = sum(n["gpus"] for n in nodes)
+used = 0
+for i, r in enumerate(rows):
+    gpu, want = r["gpu_type"], int(r["num_gpu"])
+    per = shape[gpu][1]
+    gpn = min(want, per); nn = max(1, want // gpn)
+    # The record job_submit_crius writes (see job_submit_crius(8)).
+    rec = {"crius": 1,
+           "request": {"model": r["model_name"], "model_file": False, "global_batch": int(r["batch_size"]),
+                       "runtime": "megatron", "cell": "auto", "iters": int(r["num_iteration"])},
+           "chosen": {"cell": f"{gpu}:{nn}x{gpn}:1", "partition": gpu}}
+    job = {"id": 1000 + i, "name": r["job_id"], "state": "PENDING", "partition": gpu, "features": gpu,
+           "tres_per_node": f"gres:gpu:{gpn}", "admin_comment": json.dumps(rec), "nodes": [],
+           "num_nodes": nn, "submit_time": int(r["submission_time"]), "start_time": 0}
+    if used < 0.9 * total:
+        cand = [n["name"] for n in nodes if n["gpu"] == gpu and free[n["name"]] >= gpn][:nn]
+        if len(cand) == nn:
+            for c in cand:
+                free[c] -= gpn; byname[c]["gpus_used"] += gpn
+            used += nn * gpn
+            job.update(state="RUNNING", nodes=cand, start_time=int(r["submission_time"]) + 60)
+    jobs.append(job)
+now = max(j["submit_time"] for j in jobs) + 300
+json.dump({"now": now, "nodes": nodes, "jobs": jobs}, open(out, "w"))
+print(f"state: {len(nodes)} nodes, {total} GPUs, {len(jobs)} crius jobs, "
+      f"{sum(j['state']=='RUNNING' for j in jobs)} running, {used} GPUs busy")
+PY
+times=()
+for i in 1 2 3 4 5; do
+  ms=$(criusd --config "$TOP/etc/crius/examples/paper-sim.toml" --state "$snap" --json 2>/dev/null |
+       python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["decide_ms"], len(d["actions"]))')
+  times+=("$ms")
+done
+printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1; n[NR]=$2} END {
+  printf "criusd round, 1,000 jobs on 1,280 GPUs: median %.1f ms, max %.1f ms over %d runs (%d actions); target <= 1000 ms\n", a[int((NR+1)/2)], a[NR], NR, n[1] }'

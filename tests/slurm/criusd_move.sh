@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# criusd on a real two-type cluster (a100:1x8 + v100:1x8):
+#  1. a100 is full (a plain job): a crius job that job_submit put on a100 waits there;
+#     `criusd --once --dry-run` changes nothing; `criusd --once` moves it to the idle v100
+#     partition, where it starts.
+#  2. the plain job ends: criusd moves the running crius job back to the faster a100 — it
+#     receives the checkpoint signal, is requeued and restarts on a100. criusd is killed
+#     with SIGKILL right after it sent the signal and restarted: the move completes once
+#     (Restarts=1), as an uninterrupted run would.
+#  3. the plain job's settings are never changed.
+set -u
+. "$TOP/tests/slurm/plugin_lib.bash"
+plugin_preflight
+[ -x "$B/sbin/criusd" ] || fail "$B/sbin/criusd not built"
+
+conf=$TEST_TMP/crius.toml
+cat >"$conf" <<EOF2
+gpus = "$TOP/etc/crius/gpus.toml"
+models = "$TOP/etc/crius/models.toml"
+[[partition]]
+name = "a100"
+gpu = "a100"
+nodes = 1
+gpus_per_node = 8
+intra_node_bw_gbs = 300.0
+inter_node_bw_gbs = 25.0
+inter_node_latency_us = 5.0
+[[partition]]
+name = "v100"
+gpu = "v100"
+nodes = 1
+gpus_per_node = 8
+intra_node_bw_gbs = 150.0
+inter_node_bw_gbs = 12.5
+inter_node_latency_us = 5.0
+[criusd]
+interval_s = 1
+checkpoint_grace_s = 2
+max_moves_per_round = 1
+EOF2
+
+cat >"$TEST_TMP/inner.sh" <<'INNER'
+#!/usr/bin/env bash
+set -u
+. "$TOP/tests/slurm/plugin_lib.bash"
+cd "$TEST_TMP"
+wait_state() { # ID STATE [seconds]
+  for _ in $(seq $((${3:-30} * 5))); do
+    [ "$(job_field "$1" JobState)" = "$2" ] && return 0; sleep 0.2; done
+  fail "job $1 not $2 after ${3:-30}s: $(scontrol show job "$1" | head -n 4)"
+}
+settings() { scontrol show job "$1" | tr ' ' '\n' | grep -E '^(Partition|TresPerNode|Features|NumNodes|AdminComment|Comment|Priority)='; }
+
+blocker=$(sbatch --parsable -p a100 -N1 --gres=gpu:a100:8 -o /dev/null --wrap 'sleep 300') || fail "plain sbatch"
+wait_state "$blocker" RUNNING
+blocker_before=$(settings "$blocker")
+
+cat >job.sh <<'J'
+#!/bin/bash
+echo "start on $SLURMD_NODENAME restarts=${SLURM_RESTART_COUNT:-0} gpus=$CUDA_VISIBLE_DEVICES" >>progress.log
+trap 'echo "checkpoint on $SLURMD_NODENAME" >>progress.log' USR1
+for _ in $(seq 600); do sleep 0.2; done
+J
+id=$(sbatch --parsable -o job.out --open-mode=append --crius-model=bert__1.3B --crius-global-batch=256 job.sh) || fail "crius sbatch"
+sleep 1
+[ "$(job_field "$id" JobState)" = PENDING ] || fail "crius job should wait behind the plain job"
+[ "$(job_field "$id" Partition)" = a100 ] || fail "test premise: job_submit should choose a100, chose $(job_field "$id" Partition)"
+
+# 1. dry run: decides the move, changes nothing
+before=$(settings "$id")
+criusd --once --dry-run --json >dry.json 2>dry.err || { cat dry.err; fail "criusd --dry-run failed"; }
+jq -e --argjson id "$id" '.actions[] | select(.job == $id and .action == "update_pending" and .to.gpu == "v100")' dry.json >/dev/null ||
+  fail "dry run did not decide to move job $id to v100: $(cat dry.json)"
+[ "$before" = "$(settings "$id")" ] || fail "dry run changed the job"
+
+criusd --once 2>once.err || { cat once.err; fail "criusd --once failed"; }
+cat once.err
+wait_state "$id" RUNNING
+[ "$(job_field "$id" Partition)" = v100 ] || fail "job $id not moved to v100"
+[ "$(job_field "$id" Features)" = v100 ] || fail "job $id Features=$(job_field "$id" Features)"
+job_field "$id" AdminComment | grep -q '"partition":"v100"' || fail "record not updated: $(job_field "$id" AdminComment)"
+grep -q "^start on v100-1 restarts=0" progress.log || fail "job did not start on v100: $(cat progress.log)"
+
+# 2. free a100; criusd (looping) signals the job; kill -9 it right after, restart it.
+[ "$blocker_before" = "$(settings "$blocker")" ] || fail "criusd changed the plain job"
+scancel "$blocker"
+wait_state "$blocker" CANCELLED 20 2>/dev/null || true
+criusd 2>loop1.err & pid=$!
+for _ in $(seq 100); do grep -q "checkpoint job $id" loop1.err && break; sleep 0.1; done
+kill -9 "$pid"; wait "$pid" 2>/dev/null
+cat loop1.err
+grep -q "checkpoint job $id" loop1.err || fail "criusd did not start moving job $id to a100"
+job_field "$id" AdminComment | grep -q '"phase":"signalled"' || fail "move not recorded before the signal"
+criusd 2>loop2.err & pid=$!
+for _ in $(seq 150); do
+  [ "$(job_field "$id" Partition)" = a100 ] && [ "$(job_field "$id" JobState)" = RUNNING ] && break; sleep 0.2; done
+kill "$pid"; wait "$pid"
+cat loop2.err
+[ "$(job_field "$id" Partition)" = a100 ] || fail "job $id not moved to a100: $(scontrol show job "$id")"
+wait_state "$id" RUNNING
+sleep 1
+cat progress.log
+grep -q "^checkpoint on v100-1" progress.log || fail "the job never got the checkpoint signal"
+grep -q "^start on a100-1 restarts=1" progress.log || fail "job did not restart once on a100"
+[ "$(job_field "$id" Restarts)" = 1 ] || fail "job requeued $(job_field "$id" Restarts) times, want 1"
+! job_field "$id" AdminComment | grep -q '"move"' || fail "move still recorded after it finished"
+scancel "$id"
+echo "criusd checks passed"
+INNER
+chmod +x "$TEST_TMP/inner.sh"
+plugin_lab_run a100:1x8,v100:1x8 "$conf" "$TEST_TMP/inner.sh"
