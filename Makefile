@@ -62,6 +62,7 @@ UNIT_TEST_LIBS :=      # system libraries unit tests link
 include estimator/module.mk
 include scheduler/module.mk
 include slurm_plugin/module.mk
+include slurm_plugin/criusd/module.mk
 include launcher/module.mk
 include etc/module.mk
 include tests/module.mk
@@ -84,7 +85,7 @@ $(LIBCRIUS): $(LIBCRIUS_OBJS)
 # Programs list their objects as prerequisites; EXTRA_LIBS is set per target.
 LINK_PROGRAM = @mkdir -p $(@D) && $(CXX) $(LDFLAGS_ALL) -o $@ $(filter %.o %.a,$^) $(EXTRA_LIBS) $(TOML_LIBS) -lpthread
 
-.PHONY: all check demo bench install uninstall clean distclean lint-man
+.PHONY: all check demo bench install uninstall clean distclean lint-man print-installed
 all: $(PROGRAMS) $(SBIN_PROGRAMS) $(PLUGINS)
 
 check: all $(TEST_PROGRAMS)
@@ -102,6 +103,7 @@ lint-man:
 # ---- install ---------------------------------------------------------------
 INSTALL ?= install
 crius_etcdir := $(sysconfdir)/crius
+systemd_unitdir ?= $(prefix)/lib/systemd/system
 
 install: all
 	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(sbindir) $(DESTDIR)$(SLURM_PLUGINDIR) \
@@ -114,6 +116,17 @@ install: all
 	$(INSTALL) -m 0644 etc/plugstack.conf.d/crius.conf $(DESTDIR)$(SLURM_SYSCONFDIR)/plugstack.conf.d/crius.conf
 	for m in $(MANPAGES); do \
 	  s=$${m##*.}; $(INSTALL) -D -m 0644 $$m $(DESTDIR)$(mandir)/man$$s/$${m##*/} || exit 1; done
+	$(INSTALL) -d $(DESTDIR)$(systemd_unitdir)
+	sed 's|@sbindir@|$(sbindir)|g' etc/systemd/criusd.service.in > $(DESTDIR)$(systemd_unitdir)/criusd.service
+
+# Every file `make install` writes, without DESTDIR (used by tests/cli/install.sh).
+print-installed:
+	@for f in $(notdir $(PROGRAMS)); do echo $(bindir)/$$f; done
+	@for f in $(notdir $(SBIN_PROGRAMS)); do echo $(sbindir)/$$f; done
+	@for f in $(notdir $(PLUGINS)); do echo $(SLURM_PLUGINDIR)/$$f; done
+	@for f in $(ETC_FILES); do echo $(crius_etcdir)/$$f; done
+	@for m in $(MANPAGES); do s=$${m##*.}; echo $(mandir)/man$$s/$${m##*/}; done
+	@echo $(systemd_unitdir)/criusd.service
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(bindir)/,$(notdir $(PROGRAMS)))
@@ -121,6 +134,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(SLURM_PLUGINDIR)/,$(notdir $(PLUGINS)))
 	rm -f $(addprefix $(DESTDIR)$(crius_etcdir)/,$(ETC_FILES))
 	rm -f $(DESTDIR)$(SLURM_SYSCONFDIR)/plugstack.conf.d/crius.conf
+	rm -f $(DESTDIR)$(systemd_unitdir)/criusd.service
 	for m in $(MANPAGES); do s=$${m##*.}; rm -f $(DESTDIR)$(mandir)/man$$s/$${m##*/}; done
 	-rmdir $(DESTDIR)$(crius_etcdir)/examples $(DESTDIR)$(crius_etcdir) 2>/dev/null
 
