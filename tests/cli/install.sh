@@ -10,7 +10,7 @@ make -s -C "$TOP" B="$B" install DESTDIR="$stage" prefix=/usr sysconfdir=/etc >"
 
 fail=0
 expect() { if [ -e "$stage$1" ]; then echo "ok   $1"; else echo "MISSING $1"; fail=1; fi; }
-for p in $(make -s -C "$TOP" B="$B" print-installed); do expect "$p"; done
+for p in $(make -s -C "$TOP" B="$B" print-installed prefix=/usr sysconfdir=/etc); do expect "$p"; done
 expect "$slurmconfdir/plugstack.conf.d/crius.conf"
 # Nothing may land outside the expected roots.
 stray=$(cd "$stage" && find . -type f | grep -vE "^\./(usr/bin|usr/sbin|usr/share/man|usr/lib/systemd/system|etc/crius|${plugindir#/}|${slurmconfdir#/})/" || true)
