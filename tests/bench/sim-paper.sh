@@ -6,7 +6,7 @@
 # Takes several minutes (philly with sia and elasticflow-ls is the longest).
 # SIM_TRACES="venus pai" runs a subset.
 set -eu
-data=${CRIUS_ARENA_DATA:-/work/shared/data/arena}
+data=${CRIUS_ARENA_DATA:-$TOP/../shared/data/arena}
 cluster=$TOP/etc/crius/examples/paper-sim.toml
 [ -f "$cluster" ] || { echo "skip: $cluster missing"; exit 0; }
 for t in ${SIM_TRACES:-philly venus pai}; do

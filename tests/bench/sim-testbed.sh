@@ -4,7 +4,7 @@
 # again with the artifact's measured iteration times where it has them.
 # Paper (testbed): Crius 1.49x FCFS, 1.38x Gavel, 1.20x ElasticFlow-LS throughput.
 set -eu
-data=${CRIUS_ARENA_DATA:-/work/shared/data/arena}
+data=${CRIUS_ARENA_DATA:-$TOP/../shared/data/arena}
 trace=$TOP/tests/data/traces/runtime_trace.csv
 cluster=$TOP/etc/crius/examples/paper-testbed.toml
 [ -f "$trace" ] && [ -f "$cluster" ] || { echo "skip: $trace or $cluster missing"; exit 0; }

@@ -16,7 +16,7 @@ done
 [ "$(ls plots/jct-*.dat | wc -l)" -eq 6 ]
 
 # The measured table (artifact data) replaces the estimate where it has the shape.
-table=/work/shared/data/arena/measured-calibration.csv
+table=${CRIUS_ARENA_DATA:-$TOP/../shared/data/arena}/measured-calibration.csv
 if [ -f "$table" ]; then
   crius-sim --trace "$trace" --cluster "$cluster" --policy fcfs --json est.json >/dev/null
   crius-sim --trace "$trace" --cluster "$cluster" --policy fcfs --throughput-table "$table" --json tab.json >/dev/null
