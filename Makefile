@@ -14,6 +14,8 @@
 
 .DEFAULT_GOAL := all
 SHELL := /bin/bash
+# Build with every core by default (`make check` from a fresh clone stays short).
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
 
 ifeq ($(filter clean distclean,$(MAKECMDGOALS)),)
 include config.mk

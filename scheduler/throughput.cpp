@@ -1,5 +1,7 @@
 #include "scheduler/throughput.h"
 
+#include "estimator/toml_util.h"
+
 #include <algorithm>
 #include <fstream>
 #include <functional>
@@ -174,30 +176,10 @@ std::string TableThroughput::describe() const {
   return "table " + m_path + (m_fallback ? " + " + m_fallback->describe() : "");
 }
 
-static size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t sub = prev[j - 1] + (std::tolower(a[i - 1]) == std::tolower(b[j - 1]) ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
 std::vector<std::string> close_matches(std::string_view name,
                                        const std::vector<std::string>& candidates, size_t max) {
-  std::vector<std::pair<size_t, std::string>> scored;
-  for (const std::string& c : candidates) {
-    size_t d = edit_distance(name, c);
-    if (d <= std::max<size_t>(2, name.size() / 3)) scored.emplace_back(d, c);
-  }
-  std::sort(scored.begin(), scored.end());
-  std::vector<std::string> out;
-  for (size_t i = 0; i < scored.size() && i < max; ++i) out.push_back(scored[i].second);
+  std::vector<std::string> out = estimator::detail::close_matches(name, candidates);
+  if (out.size() > max) out.resize(max);
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include "estimator/estimator.h"
 #include "slurm_plugin/criusd/controller.h"
 #include "slurm_plugin/criusd/slurm_client.h"
+#include "slurm_plugin/submit.h"
 
 namespace {
 
@@ -32,19 +33,6 @@ std::string timestamp() {
 std::string cell_text(const JobCell& c) {
   return c.partition + "/" + c.gpu + ":" + std::to_string(c.nodes) + "x" +
          std::to_string(c.gpus_per_node);
-}
-
-// crius.toml: --config, else $CRIUS_CONF, else beside slurm.conf.
-std::string config_path(const std::string& option, const std::string& slurm_conf) {
-  if (!option.empty()) return option;
-  if (const char* e = std::getenv("CRIUS_CONF"); e && *e) return e;
-  std::string conf = slurm_conf;
-  if (conf.empty()) {
-    const char* e = std::getenv("SLURM_CONF");
-    conf = e && *e ? e : "/etc/slurm/slurm.conf";
-  }
-  auto slash = conf.rfind('/');
-  return (slash == std::string::npos ? std::string(".") : conf.substr(0, slash)) + "/crius.toml";
 }
 
 Result<void> apply(SlurmClient& slurm, const ControllerOptions& o, const Action& a) {
@@ -101,7 +89,9 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
 
-  std::string path = config_path(config, slurm_conf);
+  // crius.toml: --config, else found as the plugins find it ($CRIUS_CONF, beside slurm.conf).
+  if (!slurm_conf.empty()) setenv("SLURM_CONF", slurm_conf.c_str(), 1);
+  std::string path = config.empty() ? find_crius_conf(CRIUS_SLURM_SYSCONFDIR) : config;
   auto cluster = estimator::load_cluster(path);
   if (!cluster) {
     std::cerr << "criusd: " << cluster.error() << "\n";
