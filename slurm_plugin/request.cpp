@@ -406,6 +406,9 @@ Result<std::string> base64_decode(std::string_view text, std::size_t max_bytes) 
     int d = pad >= 1 ? 0 : val(text[i + 3]);
     if (a < 0 || b < 0 || c < 0 || d < 0) return make_error("model file content is not valid base64");
     unsigned v = (a << 18) | (b << 12) | (c << 6) | d;
+    // Strict: the bits padding leaves unused must be zero, so each content has one encoding.
+    if ((pad == 1 && (v & 0xff)) || (pad == 2 && (v & 0xffff)))
+      return make_error("model file content is not valid base64");
     out += static_cast<char>((v >> 16) & 255);
     if (pad < 2) out += static_cast<char>((v >> 8) & 255);
     if (pad < 1) out += static_cast<char>(v & 255);
