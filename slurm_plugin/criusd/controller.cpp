@@ -41,10 +41,6 @@ Result<JobCell> parse_cell(const std::string& text, const std::string& partition
   return c;
 }
 
-std::string describe(const JobCell& c) {
-  return c.gpu + ":" + std::to_string(c.nodes) + "x" + std::to_string(c.gpus_per_node) +
-         (c.stages ? ":" + std::to_string(c.stages) : "") + " in " + c.partition;
-}
 
 // Re-plans the record's Cell with the estimator: the stage count and the plan of
 // the best estimate for the allocation (the policy decides shapes, not plans).
@@ -73,6 +69,11 @@ int signal_number(const std::string& name) {
 }
 
 }  // namespace
+
+std::string describe(const JobCell& c) {
+  return c.gpu + ":" + std::to_string(c.nodes) + "x" + std::to_string(c.gpus_per_node) +
+         (c.stages ? ":" + std::to_string(c.stages) : "") + " in " + c.partition;
+}
 
 const char* to_string(Action::Kind k) {
   switch (k) {

@@ -36,6 +36,8 @@ struct JobCell {
   int nodes = 0, gpus_per_node = 0, stages = 0;
   bool operator==(const JobCell&) const = default;
 };
+// "a100:2x8:1 in a100": a Cell for logs and messages.
+std::string describe(const JobCell& c);
 
 // What criusd knows of a crius job: the record job_submit_crius(8) wrote in
 // AdminComment ({"crius":1, "request":{...}, "chosen":{"cell","partition"}, ...}),

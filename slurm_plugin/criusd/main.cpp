@@ -30,10 +30,6 @@ std::string timestamp() {
   return buf;
 }
 
-std::string cell_text(const JobCell& c) {
-  return c.partition + "/" + c.gpu + ":" + std::to_string(c.nodes) + "x" +
-         std::to_string(c.gpus_per_node);
-}
 
 Result<void> apply(SlurmClient& slurm, const ControllerOptions& o, const Action& a) {
   switch (a.kind) {
@@ -58,7 +54,7 @@ void print_status(const Round& r) {
   for (const auto& s : r.jobs) {
     std::string extra = !s.problem.empty() ? s.problem : s.move;
     std::printf("%-8u %-10s %-18s %6d  %-28s %12.3f  %s\n", s.job, s.state.c_str(), s.model.c_str(),
-                s.global_batch, cell_text(s.cell).c_str(), s.est_iter_time_s, extra.c_str());
+                s.global_batch, describe(s.cell).c_str(), s.est_iter_time_s, extra.c_str());
   }
 }
 
@@ -138,8 +134,8 @@ int main(int argc, char** argv) {
     else if (status) print_status(*round);
     else
       for (const auto& a : round->actions)
-        std::cout << "job " << a.job << ": " << to_string(a.kind) << " " << cell_text(a.from) << " -> "
-                  << cell_text(a.to) << " (" << a.reason << ")\n";
+        std::cout << "job " << a.job << ": " << to_string(a.kind) << " " << describe(a.from) << " -> "
+                  << describe(a.to) << " (" << a.reason << ")\n";
     std::cerr << "criusd: decided in " << round->decide_ms << " ms\n";
     return 0;
   }
@@ -169,7 +165,7 @@ int main(int argc, char** argv) {
           char gain[64];
           std::snprintf(gain, sizeof gain, "%+.2f", a.gain_samples_per_s);
           std::cerr << timestamp() << " criusd: " << (dry_run ? "would " : "") << to_string(a.kind)
-                    << " job " << a.job << " " << cell_text(a.from) << " -> " << cell_text(a.to)
+                    << " job " << a.job << " " << describe(a.from) << " -> " << describe(a.to)
                     << " (" << a.reason << "; estimated gain " << gain << " samples/s)\n";
           if (dry_run) continue;
           if (auto r = apply(slurm, *options, a); !r) {
