@@ -278,6 +278,7 @@ struct CostConstants {
   double memory_efficiency = 0.7;   // fraction of HBM bandwidth for memory-bound ops
   double comm_efficiency = 0.7;     // fraction of link bandwidth collectives reach
   double runtime_overhead = 1.0;    // multiplier on compute of the runtime profile
+  double inter_node_factor = 1.0;   // multiplier on collectives that cross nodes (runtime profile)
   double workspace_gib = 1.5;       // CUDA context, library workspaces, fragmentation
   double memory_usable = 0.95;      // fraction of GPU memory a plan may use
 };

@@ -308,19 +308,18 @@ class Searcher {
     const int S = x.S;
     Evaluated ev;
     const double V = k.sched.kind == Schedule::Kind::interleaved ? k.sched.virtual_stages : 1;
-    // Pipeline p2p per micro-batch: activation forward, gradient backward.
+    // Pipeline p2p per micro-batch: activation forward, gradient backward, at
+    // the slowest stage boundary (its activation size; whether it crosses nodes).
     double pp = 0;
-    if (S > 1) {
-      double out = 0;
-      for (const auto& kind : x.d.kinds) out = std::max(out, kind.out_bytes);
-      out = out * k.mbs / k.tp;  // each TP rank sends its slice
-      const int gpn = x.cell.gpus_per_node;
-      // With several nodes some stage boundary (or stage) crosses nodes.
-      const int kn = x.cell.nodes > 1 ? 2 : 1;
-      const double c1 =
-          detail::collective_time(CommOp::send, 2, kn, out, x.part, x.c, kn > 1 ? std::min(x.gps, gpn) : 1,
-                                  x.cell.nodes, x.cell.gpus_per_node);
-      pp = (k.m + S - 1) * 2 * c1 * V;
+    const int gpn = x.cell.gpus_per_node;
+    for (int s = 0; s + 1 < S; ++s) {
+      const int last = sp.ends[s] - 1;
+      const double out = (last < 0 ? x.d.embed.out_bytes : x.d.kinds[x.d.layer_kind[last]].out_bytes) * k.mbs / k.tp;
+      const bool crosses = (s + 1) * x.gps / gpn != ((s + 1) * x.gps - 1) / gpn;
+      const int kn = crosses ? 2 : 1;
+      const double c1 = detail::collective_time(CommOp::send, 2, kn, out, x.part, x.c, crosses ? std::min(x.gps, gpn) : 1,
+                                                x.cell.nodes, x.cell.gpus_per_node);
+      pp = std::max(pp, (k.m + S - 1) * 2 * c1 * V);
     }
     // DP gradient all-reduce and optimizer step, slowest stage.
     const int ep = x.d.experts ? std::gcd(x.d.experts, k.dp) : 1;

@@ -113,22 +113,23 @@ static std::vector<Point> read_points(const std::string& path) {
   return out;
 }
 
+// Fitted constants: per GPU type, the large-GEMM efficiency of fp16 (bert, moe) and
+// of fp32 (wide_resnet) math; per runtime profile (alpa), the factor on
+// collectives that cross nodes.  Each is chosen on a grid to minimise the sum of
+// squared log errors; the inter-node factor jointly with the efficiencies.
 static int accuracy(const std::string& cluster_path, const std::string& csv) {
   auto c = est::load_cluster(cluster_path);
   if (!c) return std::fprintf(stderr, "%s\n", c.error().c_str()), 2;
   auto pts = read_points(csv);
-  // Grid of the one fitted constant per GPU type: large-GEMM efficiency.
-  std::vector<double> grid;
+  std::vector<double> grid, fgrid = {1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8, 10};
   for (double e = 0.06; e <= 1.0001; e += 0.02) grid.push_back(e);
-  const size_t N = pts.size();
-  std::vector<std::vector<double>> pred(N, std::vector<double>(grid.size(), NAN));
-  std::vector<std::vector<bool>> fits(N, std::vector<bool>(grid.size(), false));
+  const size_t N = pts.size(), F = fgrid.size(), K = grid.size();
+  // pred[i][f * K + k]: best-plan iteration time (NAN: predicted infeasible).
+  std::vector<std::vector<double>> pred(N, std::vector<double>(F * K, NAN));
   std::vector<double> pred_default(N, NAN);
-  std::vector<bool> fit_default(N, false);
   for (size_t i = 0; i < N; ++i) {
     const Point& p = pts[i];
-    std::string id = p.model + "__" + p.size;
-    auto m = c->models.resolve(id);
+    auto m = c->models.resolve(p.model + "__" + p.size);
     if (!m) return std::fprintf(stderr, "%s\n", m.error().c_str()), 2;
     est::Request req;
     req.model = *m;
@@ -137,70 +138,91 @@ static int accuracy(const std::string& cluster_path, const std::string& csv) {
     const est::GpuType* g = c->gpus.find(p.gpu);
     if (!g) return std::fprintf(stderr, "unknown gpu %s\n", p.gpu.c_str()), 2;
     est::Estimate d = est::best_for_allocation(req, *c, p.gpu, p.nodes, p.gpn);
-    pred_default[i] = d.iter_time_s;
-    fit_default[i] = d.feasible;
-    for (size_t k = 0; k < grid.size(); ++k) {
-      est::SearchOptions o;
-      est::CostConstants cc = est::cost_constants(*g, est::Runtime::alpa);
-      cc.gemm_efficiency = grid[k];
-      cc.fp32_efficiency = grid[k];
-      o.constants = cc;
-      est::Estimate e = est::best_for_allocation(req, *c, p.gpu, p.nodes, p.gpn, o);
-      pred[i][k] = e.iter_time_s;
-      fits[i][k] = e.feasible;
-    }
-  }
-  // Fit: per GPU type, the grid value minimising the median |log(pred/measured)| over `use`.
-  auto fp32 = [&](size_t i) { return pts[i].model == "wide_resnet"; };
-  auto fit = [&](const std::string& gpu, bool f32, size_t skip) {
-    size_t best = 0;
-    double best_err = INFINITY;
-    for (size_t k = 0; k < grid.size(); ++k) {
-      std::vector<double> errs;
-      for (size_t i = 0; i < N; ++i) {
-        if (i == skip || pts[i].gpu != gpu || fp32(i) != f32 || pts[i].oom) continue;
-        errs.push_back(fits[i][k] ? std::fabs(std::log(pred[i][k] / pts[i].measured)) : 10.0);
+    if (d.feasible) pred_default[i] = d.iter_time_s;
+    for (size_t f = 0; f < F; ++f)
+      for (size_t k = 0; k < K; ++k) {
+        est::SearchOptions o;
+        est::CostConstants cc = est::cost_constants(*g, est::Runtime::alpa);
+        cc.gemm_efficiency = cc.fp32_efficiency = grid[k];
+        cc.inter_node_factor = fgrid[f];
+        o.constants = cc;
+        est::Estimate e = est::best_for_allocation(req, *c, p.gpu, p.nodes, p.gpn, o);
+        if (e.feasible) pred[i][f * K + k] = e.iter_time_s;
       }
-      double err = 0;
-      for (double e : errs) err += e * e;
-      if (err < best_err) best_err = err, best = k;
+  }
+  // The A10 and A40 are the same GA102 chip: one fp32 efficiency for both (the
+  // A10's fp32 points are all multi-node, too few to separate it from the network).
+  auto group = [&](size_t i) {
+    const bool f32 = pts[i].model == "wide_resnet";
+    return std::make_pair(f32 && pts[i].gpu == "a10" ? std::string("a40") : pts[i].gpu, f32);
+  };
+  std::vector<std::pair<std::string, bool>> groups;
+  for (size_t i = 0; i < N; ++i)
+    if (std::find(groups.begin(), groups.end(), group(i)) == groups.end()) groups.push_back(group(i));
+  struct Fit {
+    size_t f = 0;
+    std::map<std::pair<std::string, bool>, size_t> k;  // grid index per group
+  };
+  // Constants fitted on every timed point except `skip`.
+  auto fit = [&](size_t skip) {
+    Fit best;
+    double best_err = INFINITY;
+    for (size_t f = 0; f < F; ++f) {
+      Fit cur;
+      cur.f = f;
+      double total = 0;
+      for (const auto& gr : groups) {
+        double gbest = INFINITY;
+        for (size_t k = 0; k < K; ++k) {
+          double err = 0;
+          for (size_t i = 0; i < N; ++i) {
+            if (i == skip || pts[i].oom || group(i) != gr) continue;
+            double t = pred[i][f * K + k];
+            double e = std::isnan(t) ? 10.0 : std::log(t / pts[i].measured);
+            err += e * e;
+          }
+          if (err < gbest) gbest = err, cur.k[gr] = k;
+        }
+        total += gbest;
+      }
+      if (total < best_err) best_err = total, best = cur;
     }
     return best;
   };
   std::vector<double> loo_err, in_err, def_err;
   int oom_right = 0, oom_total = 0, feas_wrong = 0;
-  std::map<std::pair<std::string, bool>, size_t> full_fit;
-  for (const auto& g : {"a100", "v100", "a40", "a10"})
-    for (bool f : {false, true}) full_fit[{g, f}] = fit(g, f, N);
+  const Fit all = fit(N);
   std::printf("%-12s %-5s %5s %-5s %5s %3s %9s %9s %7s\n", "model", "size", "batch", "gpu", "nodes", "gpn", "measured",
               "loo_pred", "err");
   for (size_t i = 0; i < N; ++i) {
     const Point& p = pts[i];
-    size_t k = fit(p.gpu, fp32(i), i);
+    const Fit loo = fit(i);
+    const double t = pred[i][loo.f * K + loo.k.at(group(i))];
     if (p.oom) {
       ++oom_total;
-      bool right = !fits[i][k];
+      bool right = std::isnan(t);
       oom_right += right;
       std::printf("%-12s %-5s %5d %-5s %5d %3d %9s %9s %7s\n", p.model.c_str(), p.size.c_str(), p.batch, p.gpu.c_str(),
-                  p.nodes, p.gpn, "oom", fits[i][k] ? "fits" : "oom", right ? "right" : "WRONG");
+                  p.nodes, p.gpn, "oom", right ? "oom" : "fits", right ? "right" : "WRONG");
       continue;
     }
-    if (!fits[i][k]) {
+    if (std::isnan(t)) {
       ++feas_wrong;
       std::printf("%-12s %-5s %5d %-5s %5d %3d %9.3f %9s %7s\n", p.model.c_str(), p.size.c_str(), p.batch, p.gpu.c_str(),
                   p.nodes, p.gpn, p.measured, "oom", "WRONG");
       continue;
     }
-    double e = std::fabs(pred[i][k] / p.measured - 1);
+    double e = std::fabs(t / p.measured - 1);
     loo_err.push_back(e);
-    size_t kf = full_fit[{p.gpu, fp32(i)}];
-    if (fits[i][kf]) in_err.push_back(std::fabs(pred[i][kf] / p.measured - 1));
-    if (fit_default[i]) def_err.push_back(std::fabs(pred_default[i] / p.measured - 1));
+    const double tin = pred[i][all.f * K + all.k.at(group(i))];
+    if (!std::isnan(tin)) in_err.push_back(std::fabs(tin / p.measured - 1));
+    if (!std::isnan(pred_default[i])) def_err.push_back(std::fabs(pred_default[i] / p.measured - 1));
     std::printf("%-12s %-5s %5d %-5s %5d %3d %9.3f %9.3f %6.1f%%\n", p.model.c_str(), p.size.c_str(), p.batch,
-                p.gpu.c_str(), p.nodes, p.gpn, p.measured, pred[i][k], 100 * e);
+                p.gpu.c_str(), p.nodes, p.gpn, p.measured, t, 100 * e);
   }
-  std::printf("\nfitted on all points (gemm_efficiency for fp16, fp32_efficiency for fp32):");
-  for (auto& [g, k] : full_fit) std::printf(" %s/%s=%.2f", g.first.c_str(), g.second ? "fp32" : "fp16", grid[k]);
+  std::printf("\nfitted on all points: alpa inter_node_factor=%.2f; gemm_efficiency (fp16) / fp32_efficiency:",
+              fgrid[all.f]);
+  for (auto& [g, k] : all.k) std::printf(" %s/%s=%.2f", g.first.c_str(), g.second ? "fp32" : "fp16", grid[k]);
   std::printf("\nleave-one-out (%zu timed points): median abs rel error %.1f%%, p90 %.1f%%\n", loo_err.size(),
               100 * median(loo_err), 100 * percentile(loo_err, 0.9));
   std::printf("in-sample (fit on all):           median %.1f%%, p90 %.1f%%\n", 100 * median(in_err),
