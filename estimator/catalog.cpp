@@ -13,6 +13,7 @@ std::string_view to_string(Dtype d) {
     case Dtype::fp16: return "fp16";
     case Dtype::bf16: return "bf16";
     case Dtype::fp32: return "fp32";
+    case Dtype::fp64: return "fp64";
   }
   return "?";
 }
@@ -99,6 +100,7 @@ double GpuType::peak_tflops(Dtype d) const {
     case Dtype::fp16: return tflops_fp16;
     case Dtype::bf16: return tflops_bf16 > 0 ? tflops_bf16 : tflops_fp32;
     case Dtype::fp32: return tflops_fp32;
+    case Dtype::fp64: return tflops_fp64;
   }
   return tflops_fp32;
 }
@@ -120,14 +122,15 @@ static Result<GpuType> parse_gpu(const std::string& id, const toml::table& t, co
   const toml::node* tf = t.get("tflops");
   if (!tf) return r.missing("tflops");
   const toml::table* tt = tf->as_table();
-  if (!tt) return r.bad("tflops", "must be a table { fp16 = ..., bf16 = ..., tf32 = ..., fp32 = ... }");
+  if (!tt) return r.bad("tflops", "must be a table { fp16 = ..., bf16 = ..., tf32 = ..., fp32 = ..., fp64 = ... }");
   TableReader rt(*tt, file, "[gpu." + id + "].tflops");
-  if (auto e = rt.unknown_keys({"fp16", "bf16", "tf32", "fp32"})) return *e;
+  if (auto e = rt.unknown_keys({"fp16", "bf16", "tf32", "fp32", "fp64"})) return *e;
   CRIUS_TRY_REQUIRED(g.tflops_fp16, rt, "fp16", rt.number("fp16", 0, 100000));
   CRIUS_TRY_REQUIRED(g.tflops_fp32, rt, "fp32", rt.number("fp32", 0, 100000));
   // 0 (or absent) means the GPU has no such math mode.
   CRIUS_TRY_ASSIGN(g.tflops_bf16, rt.number("bf16", 0, 100000, false));
   CRIUS_TRY_ASSIGN(g.tflops_tf32, rt.number("tf32", 0, 100000, false));
+  CRIUS_TRY_ASSIGN(g.tflops_fp64, rt.number("fp64", 0, 100000, false));
   return g;
 }
 
@@ -234,7 +237,8 @@ static Result<Model> parse_model_table(const toml::table& t, const std::string& 
   if (dtype == "fp16") m.dtype = Dtype::fp16;
   else if (dtype == "bf16") m.dtype = Dtype::bf16;
   else if (dtype == "fp32") m.dtype = Dtype::fp32;
-  else return r.bad("dtype", "= \"" + dtype + "\" is unknown (expected fp16, bf16 or fp32)");
+  else if (dtype == "fp64") m.dtype = Dtype::fp64;
+  else return r.bad("dtype", "= \"" + dtype + "\" is unknown (expected fp16, bf16, fp32 or fp64)");
 
   std::string opt = m.family == Family::wide_resnet ? "sgd" : "adam";
   CRIUS_TRY_ASSIGN(opt, r.str("optimizer"));

@@ -11,7 +11,7 @@ std::vector<int> resnet_stage_sizes(int depth);  // catalog.cpp
 
 namespace detail {
 
-static double dtype_bytes(Dtype d) { return d == Dtype::fp32 ? 4.0 : 2.0; }
+static double dtype_bytes(Dtype d) { return d == Dtype::fp64 ? 8.0 : d == Dtype::fp32 ? 4.0 : 2.0; }
 
 static LayerKind transformer_layer(const Model& m, bool moe) {
   const double s = m.seq_len, h = m.hidden, a = m.heads, f = m.ffn_hidden, db = dtype_bytes(m.dtype);
@@ -163,13 +163,16 @@ double collective_time(CommOp op, int n, int k, double bytes, const Partition& p
 }
 
 double optimizer_state_bytes(const Model& m) {
-  const bool half = m.dtype != Dtype::fp32;
+  // States in fp32 (in the model's type for fp64 models), plus an fp32 master
+  // copy of half-precision parameters.
+  const bool half = m.dtype == Dtype::fp16 || m.dtype == Dtype::bf16;
+  const double scale = m.dtype == Dtype::fp64 ? 2.0 : 1.0, master = half ? 4.0 : 0.0;
   switch (m.optimizer) {
-    case Optimizer::adam: return half ? 12 : 8;       // (fp32 master) + m + v
-    case Optimizer::adafactor: return half ? 4.5 : 0.5;  // (master) + factored second moment
-    case Optimizer::sgd: return half ? 8 : 4;         // (master) + momentum
+    case Optimizer::adam: return master + 8 * scale;       // m + v
+    case Optimizer::adafactor: return master + 0.5 * scale;  // factored second moment
+    case Optimizer::sgd: return master + 4 * scale;        // momentum
   }
-  return 12;
+  return master + 8 * scale;
 }
 
 double optimizer_update_bytes(const Model& m) {

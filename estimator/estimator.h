@@ -23,7 +23,7 @@
 
 namespace crius::estimator {
 
-enum class Dtype { fp16, bf16, fp32 };
+enum class Dtype { fp16, bf16, fp32, fp64 };
 enum class Family { transformer, moe, wide_resnet };
 enum class Optimizer { adam, adafactor, sgd };
 enum class Runtime { megatron, alpa };
@@ -55,7 +55,7 @@ struct GpuType {
   std::string name;          // display name
   double memory_gib = 0;
   double memory_bw_gbs = 0;  // HBM GB/s
-  double tflops_fp16 = 0, tflops_bf16 = 0, tflops_tf32 = 0, tflops_fp32 = 0;  // dense peak
+  double tflops_fp16 = 0, tflops_bf16 = 0, tflops_tf32 = 0, tflops_fp32 = 0, tflops_fp64 = 0;  // dense peak
   std::vector<std::string> match;  // case-insensitive substrings of raw device names
   // Optional fitted efficiency constants; 0 = use the built-in value for the id
   // (see estimator/calibration.cpp) or the generic default.
@@ -63,7 +63,8 @@ struct GpuType {
   double fp32_efficiency = 0;       // fp32 GEMMs and convolutions
   double memory_efficiency = 0;
   // Peak TFLOP/s used for math in `d` (bf16 falls back to fp32 where the GPU lacks
-  // it; fp32 is plain fp32: the measured fp32 runs did not use TF32).
+  // it; fp32 is plain fp32: the measured fp32 runs did not use TF32; fp64 is 0
+  // where the catalogue gives no fp64 rate).
   double peak_tflops(Dtype d) const;
 };
 

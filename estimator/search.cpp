@@ -88,7 +88,8 @@ int nodes_spanned(const Ctx& x, int ranks_stride_tp, int tp) {
 double gemm_time(const Ctx& x, double flops, double calls) {
   if (flops <= 0) return 0;
   const double gflop_per_call = flops / std::max(1.0, calls) / 1e9;
-  const double emax = x.model.dtype == Dtype::fp32 ? x.c.fp32_efficiency : x.c.gemm_efficiency;
+  const bool half = x.model.dtype == Dtype::fp16 || x.model.dtype == Dtype::bf16;
+  const double emax = half ? x.c.gemm_efficiency : x.c.fp32_efficiency;
   const double eff = emax * gflop_per_call / (gflop_per_call + x.c.gemm_half_gflop);
   return flops / (x.gpu.peak_tflops(x.model.dtype) * 1e12 * eff);
 }
@@ -746,6 +747,9 @@ static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cl
     return infeasible(cell, std::to_string(cell.stages) + " stages exceed the " + std::to_string(max_stages(req.model, req.runtime)) +
                                 " the model allows");
   if (auto v = validate_request(req); !v) return infeasible(cell, v.error());
+  if (!(gpu->peak_tflops(req.model.dtype) > 0))
+    return infeasible(cell, "GPU type '" + gpu->id + "' has no " + std::string(to_string(req.model.dtype)) +
+                                " rate in the catalogue (tflops." + std::string(to_string(req.model.dtype)) + ")");
   Ctx x{req, req.model, cell, *part, *gpu, opts.constants ? *opts.constants : cost_constants(*gpu, req.runtime),
         detail::describe(req.model)};
   x.L = static_cast<int>(x.d.layer_kind.size());

@@ -37,7 +37,7 @@ $(B)/bin/crius-launch: EXTRA_LIBS += $(SLURM_LIBS)
 $(B)/launcher/job_record.o: EXTRA_CPPFLAGS += $(SLURM_CFLAGS)
 
 # crius-train: reference trainer (MPI; cuBLAS + NCCL backend with CUDA).
-TRAIN_SRCS := launcher/train/train_main.cpp launcher/train/model.cpp
+TRAIN_SRCS := launcher/train/train_main.cpp launcher/train/model.cpp launcher/train/predict.cpp
 ifeq ($(HAVE_CUDA),1)
 TRAIN_SRCS += launcher/train/gpu_backend.cpp
 endif
@@ -50,7 +50,7 @@ ifeq ($(HAVE_NCCL),1)
 $(TRAIN_OBJS): EXTRA_CPPFLAGS += -DCRIUS_HAVE_NCCL=1 $(NCCL_CFLAGS)
 endif
 PROGRAMS += $(B)/bin/crius-train
-$(B)/bin/crius-train: $(TRAIN_OBJS) $(RUNTIME_LIB) $(LAUNCH_LIB)
+$(B)/bin/crius-train: $(TRAIN_OBJS) $(RUNTIME_LIB) $(LAUNCH_LIB) $(LIBCRIUS)
 	$(LINK_PROGRAM)
 $(B)/bin/crius-train: EXTRA_LIBS += $(RUNTIME_LINK_LIBS)
 ifeq ($(HAVE_CUDA),1)

@@ -11,11 +11,13 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 
 #include "launcher/runtime.h"
 #include "launcher/train/model.h"
+#include "launcher/train/predict.h"
 
 namespace cl = crius::launcher;
 namespace tr = crius::launcher::train;
@@ -44,7 +46,7 @@ int main(int argc, char** argv) {
   int steps = 5, checkpoint_every = 0, samples = 0, warmup = 1;
   double lr = 0.05, tolerance = -1;
   std::string dtype = "fp64", checkpoint_dir, signal_name = "USR1", device = "cpu", report;
-  bool verify = false, resume = false, quiet = false;
+  bool verify = false, resume = false, quiet = false, no_estimate = false;
   tr::ModelConfig mc;
   mc.layers = 0;
   app.add_option("--steps", steps, "iterations to run (total, counting resumed ones)")->check(CLI::Range(1, 1000000));
@@ -70,6 +72,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"USR1", "USR2", "TERM", "INT", "HUP"}));
   app.add_flag("--resume", resume, "continue from the checkpoint in --checkpoint-dir when there is one");
   app.add_option("--report", report, "write a JSON report (rank 0)");
+  app.add_flag("--no-estimate", no_estimate, "skip measuring this machine and the estimator's prediction");
   app.add_flag("-q,--quiet", quiet, "no per-iteration lines");
   try {
     app.parse(argc, argv);
@@ -125,6 +128,19 @@ int main(int argc, char** argv) {
 
   auto trainer = tr::make_trainer(dtype, mc, **rt, samples, lr, *backend);
   if (!trainer) return err(trainer.error(), 2);
+  // The estimator's prediction for this plan on a profile of this machine,
+  // measured now by all ranks at once (CPU backend only).
+  std::optional<tr::MachineProfile> profile;
+  crius::Result<crius::estimator::Estimate> predicted = crius::make_error("not computed");
+  if (no_estimate) {
+    predicted = crius::make_error("--no-estimate");
+  } else if (device != "cpu") {
+    predicted = crius::make_error("the prediction uses a CPU profile; this run used --device " + device);
+  } else {
+    const int rows = samples / plan.stages[0].dp * mc.seq;
+    profile = tr::measure_profile(*backend, dtype, mc, rows, plan.stages[0].tp, MPI_COMM_WORLD);
+    predicted = tr::predict(*profile, mc, dtype, plan, samples);
+  }
   const std::string ckpt = checkpoint_dir.empty() ? "" : checkpoint_dir + "/crius-train.ckpt";
   if (!checkpoint_dir.empty() && wr == 0) mkdir(checkpoint_dir.c_str(), 0755);
 
@@ -205,6 +221,16 @@ int main(int argc, char** argv) {
     if (median > 0)
       std::printf("crius-train: measured iteration time %.6f s (median of %zu), %.1f samples/s\n", median, sorted.size(),
                   (*trainer)->samples_per_step() / median);
+    if (predicted && profile) {
+      std::printf("crius-train: estimated iteration time %.6f s (crius estimator, this machine's profile: GEMM %.2f "
+                  "GFLOP/s and memory %.2f GB/s per rank, all-reduce %.2f GB/s, latency %.1f us)",
+                  predicted->iter_time_s, profile->gemm_gflops, profile->memory_gbs, profile->allreduce_gbs,
+                  profile->latency_us);
+      if (median > 0) std::printf("; measured/estimated %.2f", median / predicted->iter_time_s);
+      std::printf("\n");
+    } else if (!no_estimate) {
+      std::printf("crius-train: no estimate: %s\n", predicted.error().c_str());
+    }
     if (!report.empty()) {
       nlohmann::json j = {{"plan", cl::to_json(plan)},
                           {"ranks", world},
@@ -217,6 +243,17 @@ int main(int argc, char** argv) {
                           {"median_iteration_time_s", median},
                           {"model", {{"vocab", mc.vocab}, {"hidden", mc.hidden}, {"heads", mc.heads}, {"ffn", mc.ffn},
                                      {"seq", mc.seq}, {"layers", mc.layers}}}};
+      if (predicted && profile) {
+        const auto& b = predicted->breakdown;
+        j["estimate"] = {{"iter_time_s", predicted->iter_time_s},
+                         {"breakdown", {{"compute", b.compute}, {"tp_comm", b.tp_comm}, {"dp_comm", b.dp_comm},
+                                        {"pp_comm", b.pp_comm}, {"bubble", b.bubble}, {"optimizer", b.optimizer}}},
+                         {"profile", {{"gemm_gflops", profile->gemm_gflops}, {"memory_gbs", profile->memory_gbs},
+                                      {"allreduce_gbs", profile->allreduce_gbs}, {"latency_us", profile->latency_us},
+                                      {"nodes", profile->nodes}, {"ranks_per_node", profile->ranks_per_node}}}};
+      } else {
+        j["estimate_error"] = predicted ? std::string("no profile") : predicted.error();
+      }
       std::ofstream(report) << j.dump(2) << "\n";
     }
   }

@@ -1,0 +1,192 @@
+#include "launcher/train/predict.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+namespace crius::launcher::train {
+
+namespace {
+
+namespace est = crius::estimator;
+
+// Mean over ranks of a per-rank figure.
+double mean_over(MPI_Comm world, double v) {
+  int n = 1;
+  MPI_Comm_size(world, &n);
+  double sum = 0;
+  MPI_Allreduce(&v, &sum, 1, MPI_DOUBLE, MPI_SUM, world);
+  return sum / n;
+}
+
+// Seconds per call of `f`, repeated until `min_s` has passed (at least once).
+template <typename F>
+double time_per_call(F&& f, double min_s) {
+  int calls = 0;
+  const double t0 = MPI_Wtime();
+  double t = t0;
+  do {
+    f();
+    ++calls;
+    t = MPI_Wtime();
+  } while (t - t0 < min_s);
+  return (t - t0) / calls;
+}
+
+template <typename T>
+MachineProfile measure(Backend& be, const ModelConfig& mc, int rows, int tp, MPI_Comm world) {
+  MachineProfile p;
+  int n = 1, local = 1;
+  MPI_Comm_size(world, &n);
+  MPI_Comm node;
+  MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Comm_size(node, &local);
+  MPI_Comm_free(&node);
+  int lo = local, hi = local;
+  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, world);
+  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, world);
+  // Uneven nodes: describe the job as one node (the estimator needs equal nodes).
+  p.ranks_per_node = lo == hi ? lo : n;
+  p.nodes = n / p.ranks_per_node;
+  const double phys = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  p.memory_gib = phys / (1024.0 * 1024 * 1024) / p.ranks_per_node;
+
+  // The GEMMs of one layer's forward and backward as the trainer runs them
+  // (Q, K, V, attention-out and the two MLP matrices; NN forward, NT input
+  // gradient, TN weight gradient), timed as a set.
+  const int m = std::max(1, rows), h = mc.hidden, t = std::max(1, tp), hl = std::max(1, h / t),
+            fl = std::max(1, mc.ffn / t);
+  struct Shape {
+    bool ta, tb;
+    int m, n, k;
+  };
+  std::vector<Shape> shapes;
+  for (auto [out, in] : {std::pair{hl, h}, {hl, h}, {hl, h}, {h, hl}, {fl, h}, {h, fl}})
+    shapes.insert(shapes.end(), {{false, false, m, out, in}, {false, true, m, in, out}, {true, false, in, out, m}});
+  size_t big = 0;
+  double flops = 0;
+  for (const auto& g : shapes) {
+    big = std::max({big, static_cast<size_t>(g.m) * g.k, static_cast<size_t>(g.k) * g.n, static_cast<size_t>(g.m) * g.n});
+    flops += 2.0 * g.m * g.n * g.k;
+  }
+  std::vector<T> a(big, T(0.5)), b(big, T(0.25)), c(big, T(0));
+  MPI_Barrier(world);
+  const double secs = time_per_call(
+      [&] {
+        for (const auto& g : shapes) be.gemm(g.ta, g.tb, g.m, g.n, g.k, a.data(), b.data(), T(0), c.data());
+      },
+      0.03);
+  p.gemm_gflops = mean_over(world, flops / secs / 1e9);
+
+  // Streaming triad over buffers larger than the caches.
+  const size_t len = (32u << 20) / sizeof(T);
+  std::vector<T> x(len, T(1)), y(len, T(2)), z(len, T(0));
+  MPI_Barrier(world);
+  const double triad = time_per_call(
+      [&] {
+        for (size_t i = 0; i < len; ++i) z[i] = x[i] + T(0.5) * y[i];
+      },
+      0.02);
+  p.memory_gbs = mean_over(world, 3.0 * len * sizeof(T) / triad / 1e9);
+
+  if (n > 1) {
+    const MPI_Datatype type = sizeof(T) == 8 ? MPI_DOUBLE : MPI_FLOAT;
+    std::vector<T> buf((4u << 20) / sizeof(T), T(1));
+    // Fixed call counts: every rank must make the same collective calls.
+    auto per_call = [&](int count, int calls) {
+      MPI_Allreduce(MPI_IN_PLACE, buf.data(), count, type, MPI_SUM, world);  // warm-up
+      MPI_Barrier(world);
+      const double t0 = MPI_Wtime();
+      for (int i = 0; i < calls; ++i) MPI_Allreduce(MPI_IN_PLACE, buf.data(), count, type, MPI_SUM, world);
+      double t = (MPI_Wtime() - t0) / calls;
+      MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, world);
+      return t;
+    };
+    const double big = per_call(static_cast<int>(buf.size()), 4), tiny = per_call(1, 20);
+    p.allreduce_gbs = 2.0 * (n - 1) / n * buf.size() * sizeof(T) / big / 1e9;
+    p.latency_us = tiny * 1e6;
+  } else {
+    p.allreduce_gbs = p.memory_gbs;
+  }
+  return p;
+}
+
+}  // namespace
+
+MachineProfile measure_profile(Backend& backend, const std::string& dtype, const ModelConfig& model, int rows, int tp,
+                               MPI_Comm world) {
+  return dtype == "fp32" ? measure<float>(backend, model, rows, tp, world)
+                         : measure<double>(backend, model, rows, tp, world);
+}
+
+Result<est::Estimate> predict(const MachineProfile& prof, const ModelConfig& mc, const std::string& dtype,
+                              const Plan& plan, int samples) {
+  if (!plan.uniform()) return make_error("the estimator costs stages of one shape; this plan's stages differ");
+  const int S = plan.pp(), dp = plan.stages[0].dp;
+  if (samples % dp != 0)
+    return make_error(std::to_string(samples) + " samples per micro-batch do not divide over " + std::to_string(dp) +
+                      " DP replicas");
+  char gpus[512];
+  std::snprintf(gpus, sizeof gpus,
+                "[gpu.cpu]\nname = \"this machine, as measured by crius-train\"\nmemory_gib = %.6g\n"
+                "memory_bw_gbs = %.6g\ntflops = { fp16 = %.6g, fp32 = %.6g, fp64 = %.6g }\n",
+                prof.memory_gib, prof.memory_gbs, prof.gemm_gflops / 1e3, prof.gemm_gflops / 1e3,
+                prof.gemm_gflops / 1e3);
+  auto catalog = est::GpuCatalog::parse(gpus, "crius-train's measured profile");
+  if (!catalog) return make_error(catalog.error());
+  est::Cluster cluster;
+  cluster.gpus = std::move(*catalog);
+  est::Partition part;
+  part.name = part.gpu = "cpu";
+  part.nodes = prof.nodes;
+  part.gpus_per_node = prof.ranks_per_node;
+  part.intra_node_bw_gbs = prof.allreduce_gbs;
+  part.inter_node_bw_gbs = prof.allreduce_gbs;
+  part.inter_node_latency_us = prof.latency_us;
+  cluster.partitions.push_back(part);
+
+  est::Request req;
+  req.model.id = "crius-train";
+  req.model.family = est::Family::transformer;
+  req.model.dtype = dtype == "fp32" ? est::Dtype::fp32 : est::Dtype::fp64;
+  req.model.optimizer = est::Optimizer::sgd;
+  req.model.layers = plan.has_layers() ? plan.num_layers() : mc.layers;
+  req.model.hidden = mc.hidden;
+  req.model.heads = mc.heads;
+  req.model.ffn_hidden = mc.ffn;
+  req.model.seq_len = mc.seq;
+  req.model.vocab = mc.vocab;
+  req.global_batch = samples * plan.micro_batches;
+  req.runtime = est::Runtime::megatron;
+
+  est::Plan p;
+  for (int s = 0; s < S; ++s) {
+    const auto& st = plan.stages[static_cast<size_t>(s)];
+    const int L = req.model.layers;
+    const int b = plan.has_layers() ? st.first_layer : L * s / S, e = plan.has_layers() ? st.last_layer + 1 : L * (s + 1) / S;
+    p.stages.push_back(est::StagePlan{b, e, st.dp, st.tp});
+  }
+  p.micro_batch_size = samples / dp;
+  p.micro_batches = plan.micro_batches;
+  auto sched = est::parse_schedule(plan.schedule);
+  if (!sched) return make_error(sched.error());
+  p.schedule = *sched;
+  p.runtime = est::Runtime::megatron;  // crius-train runs no recompute, SP or ZeRO
+
+  // The measured rates are what this machine reaches: no efficiency on top.
+  est::CostConstants c;
+  c.gemm_efficiency = c.fp32_efficiency = c.memory_efficiency = c.comm_efficiency = 1.0;
+  c.gemm_half_gflop = 0;
+  c.workspace_gib = 0;
+  c.memory_usable = 1.0;
+  est::SearchOptions opts;
+  opts.constants = c;
+  est::Cell cell{"cpu", "cpu", prof.nodes, prof.ranks_per_node, S};
+  est::Estimate e = est::estimate_plan(req, cell, p, cluster, opts);
+  if (!e.feasible) return make_error(e.why);
+  return e;
+}
+
+}  // namespace crius::launcher::train
