@@ -61,7 +61,7 @@ expect 2 "missing.toml:1:1: missing required key 'gpus_per_node' in [[partition]
 printf 'family = "transformer"\nlayers = 0\nhidden = 1024\nheads = 16\nffn_hidden = 4096\nseq_len = 2048\nvocab = 51200\ndtype = "fp16"\n' >zero.toml
 expect 2 "zero.toml:2:10: key 'layers' in model file = 0 is out of range [1, 10000]" --cluster "$C" --model ./zero.toml --global-batch 8
 printf 'family = "transformer"\nlayers = 4\nhidden = 1024\nheads = 16\nffn_hidden = 4096\nseq_len = 2048\nvocab = 51200\ndtype = "fp8"\n' >dtype.toml
-expect 2 "dtype.toml:8:9: key 'dtype' in model file = \"fp8\" is unknown (expected fp16, bf16 or fp32)" --cluster "$C" --model ./dtype.toml --global-batch 8
+expect 2 "dtype.toml:8:9: key 'dtype' in model file = \"fp8\" is unknown (expected fp16, bf16, fp32 or fp64)" --cluster "$C" --model ./dtype.toml --global-batch 8
 printf 'family = "transformer"\nlayers = 4\nhidden = 1024\nheads = 16\nffn_hidden = 4096\nseq_len = 2048\nvocab = 51200\ndtype = "fp16"\nexperts = 4\n' >extra.toml
 expect 2 "extra.toml:9:1: unknown key 'experts' in model file" --cluster "$C" --model ./extra.toml --global-batch 8
 expect 2 "./absent.toml: cannot open file" --cluster "$C" --model ./absent.toml --global-batch 8
