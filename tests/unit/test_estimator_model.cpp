@@ -226,3 +226,30 @@ BOOST_AUTO_TEST_CASE(published_megatron_gpt3_175b_on_1024_a100) {
   est::Estimate best = est::estimate_cell(free, est::Cell{"dgx", "a100-80gb", 128, 8, 16}, c);
   BOOST_TEST(best.iter_time_s <= e.iter_time_s);
 }
+
+BOOST_AUTO_TEST_CASE(fp64_models_need_an_fp64_rate_and_cost_twice_fp32) {
+  est::Cluster c = cluster();
+  est::Request req;
+  req.model = gpt(8, 1024, 16, 512, 8192);
+  req.model.dtype = est::Dtype::fp64;
+  req.global_batch = 32;
+  const est::Cell cell{"a100", "a100", 1, 4, 1};
+  est::Estimate none = est::estimate_cell(req, cell, c);
+  BOOST_TEST(!none.feasible);
+  BOOST_TEST(none.why.find("no fp64 rate") != std::string::npos, none.why);
+
+  // With an fp64 rate equal to the fp32 one, fp64 moves and stores twice the bytes.
+  auto gpus = est::GpuCatalog::parse(
+      "[gpu.a100]\nname = \"x\"\nmemory_gib = 40\nmemory_bw_gbs = 1555\n"
+      "tflops = { fp16 = 312, fp32 = 19.5, fp64 = 19.5 }\n",
+      "inline");
+  if (!gpus.ok()) BOOST_FAIL(gpus.error());
+  c.gpus = std::move(*gpus);
+  est::Estimate f64 = est::estimate_cell(req, cell, c);
+  req.model.dtype = est::Dtype::fp32;
+  est::Estimate f32 = est::estimate_cell(req, cell, c);
+  BOOST_REQUIRE(f64.feasible);
+  BOOST_REQUIRE(f32.feasible);
+  BOOST_TEST(f64.iter_time_s > f32.iter_time_s);
+  BOOST_TEST(f64.memory.params == 2 * f32.memory.params, tt::tolerance(1e-9));
+}
