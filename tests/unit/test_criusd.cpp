@@ -186,3 +186,25 @@ BOOST_FIXTURE_TEST_CASE(bad_criusd_section_names_the_key, Fixture) {
   BOOST_TEST(good->interval_s == 5);
   BOOST_TEST(good->policy == "gavel");
 }
+
+BOOST_FIXTURE_TEST_CASE(running_job_grows_when_gpus_are_idle, Fixture) {
+  // One job runs on 2 of the 16 A100s with many iterations left; everything else is idle.
+  Snapshot s;
+  s.now = 5000;
+  s.nodes = {node("a100-1", "a100", 2), node("a100-2", "a100", 0), node("v100-1", "v100", 0),
+             node("v100-2", "v100", 0)};
+  s.jobs = {job(9, "RUNNING", record("a100:1x2:1", "a100", R"(,"iters":100000)"), {"a100-1"}, "gres:gpu:2")};
+  s.jobs[0].start_time = 4000;
+  Controller c(*cluster, {});
+  auto round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST_REQUIRE(round->actions.size() == 1u);
+  const Action& a = round->actions[0];
+  BOOST_TEST(a.job == 9u);
+  BOOST_TEST(to_string(a.kind) == std::string("checkpoint"));
+  BOOST_TEST(a.to.nodes * a.to.gpus_per_node > 2, "target " << a.to.gpus_per_node << " x " << a.to.nodes);
+  auto rec = parse_record(a.record);
+  BOOST_TEST_REQUIRE((rec && rec->ok()));
+  BOOST_TEST_REQUIRE(rec->value().move.has_value());
+  BOOST_TEST(rec->value().move->phase == "signalled");
+}
