@@ -58,7 +58,7 @@ struct GpuType {
   double tflops_fp16 = 0, tflops_bf16 = 0, tflops_tf32 = 0, tflops_fp32 = 0, tflops_fp64 = 0;  // dense peak
   std::vector<std::string> match;  // case-insensitive substrings of raw device names
   // Optional fitted efficiency constants; 0 = use the built-in value for the id
-  // (see estimator/calibration.cpp) or the generic default.
+  // (cost_constants() in estimator/cost.cpp) or the generic default.
   double gemm_efficiency = 0;       // fp16/bf16 (tensor core) GEMMs
   double fp32_efficiency = 0;       // fp32 GEMMs and convolutions
   double memory_efficiency = 0;
