@@ -3,8 +3,8 @@
 # all-reduce) and prints the estimator's iteration time for the plan it runs
 # next to the measured one. The prediction must be within 4x of the measurement
 # on every plan here (tests/bench/train-prediction.sh reports the real figures),
-# react to the plan (one pipeline of two stages and one micro-batch costs twice
-# one stage), and say why when there is none.
+# react to the plan (a pipeline of two stages with one micro-batch waits a whole
+# stage), and say why when there is none.
 set -u
 . "$TOP/tests/mpi/lib_launch.bash"
 need_mpi
@@ -32,11 +32,11 @@ for n, j in r.items():
 assert r["tp2"]["estimate"]["breakdown"]["tp_comm"] > 0, "no TP communication in a TP plan"
 assert r["dp2"]["estimate"]["breakdown"]["dp_comm"] > 0, "no gradient all-reduce in a DP plan"
 assert r["pp2"]["estimate"]["breakdown"]["bubble"] > 0, "no bubble in a pipeline"
-# Same per-rank profile: two stages with one micro-batch run one after the other.
-ratio = (r["pp2"]["estimate"]["iter_time_s"] / r["pp2"]["estimate"]["profile"]["gemm_gflops"]) / \
-        (r["one"]["estimate"]["iter_time_s"] / r["one"]["estimate"]["profile"]["gemm_gflops"])
-print("pp2/one estimated time (per unit GEMM rate):", round(ratio, 2))
-assert 0.8 <= ratio <= 1.3, ratio
+# One micro-batch through two stages: the second stage waits for the first, so the
+# bubble is about one stage's compute (layers split evenly, embedding and head aside).
+b = r["pp2"]["estimate"]["breakdown"]
+print("pp2 bubble / compute:", round(b["bubble"] / b["compute"], 2))
+assert 0.6 <= b["bubble"] / b["compute"] <= 1.5, b
 PY
 # No prediction: stages of different shapes, and --no-estimate.
 crius-launch --pp 2 --tp 2,1 --dp 1,2 -- crius-train $model --samples 4 >uneven.out 2>&1 || { cat uneven.out; fail "uneven plan failed"; }
