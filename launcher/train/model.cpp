@@ -116,6 +116,7 @@ class Engine : public Trainer {
   long long samples_per_step() const override {
     return static_cast<long long>(m_samples) * m_rt.plan().micro_batches;
   }
+  double grad_norm() const override { return m_grad_norm; }
   size_t local_params() const override {
     size_t n = 0;
     for (const auto& p : m_params) n += p.w.size();
@@ -145,6 +146,7 @@ class Engine : public Trainer {
   const Runtime& m_rt;
   int m_samples;
   T m_lr;
+  double m_grad_norm = 0;
   Backend& m_be;
   int m_stage = 0, m_tp = 1, m_tpr = 0, m_first = 0, m_last = -1;
   int m_lo = 0, m_hi = 0;  // this replica's sample range
@@ -537,10 +539,17 @@ double Engine<T>::step(long long index) {
     for (; b < M; ++b) backward(b, states[b], index);
   }
   wait_sends();
+  // Each gradient element counts once: DP replicas hold equal copies, and so do
+  // the TP ranks of an unsplit tensor.
+  double sq = 0;
   for (auto& p : m_params) {
     if (plan.stages[m_stage].dp > 1) m_be.allreduce(p.g.data(), p.g.size(), m_rt.dp_comm(), 1);
+    if (m_rt.me().dp_rank == 0 && (p.split != Split::None || m_tpr == 0))
+      for (T g : p.g) sq += static_cast<double>(g) * static_cast<double>(g);
     for (size_t i = 0; i < p.w.size(); ++i) p.w[i] -= m_lr * p.g[i];
   }
+  MPI_Allreduce(&sq, &m_grad_norm, 1, MPI_DOUBLE, MPI_SUM, m_rt.world());
+  m_grad_norm = std::sqrt(m_grad_norm);
   double total = 0;
   MPI_Allreduce(&m_loss_sum, &total, 1, MPI_DOUBLE, MPI_SUM, m_rt.world());
   return total;

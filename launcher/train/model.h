@@ -55,6 +55,8 @@ class Trainer {
   // Largest |mine - ref| / max(1, |ref|) over this rank's parameter slices,
   // where `ref` holds the full model (a one-rank trainer).
   virtual double max_param_diff(const Trainer& ref) const = 0;
+  // L2 norm of the last step's gradient over the whole model (same on every rank).
+  virtual double grad_norm() const = 0;
   virtual long long samples_per_step() const = 0;
   virtual size_t local_params() const = 0;
 };

@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::vector<double> losses, times;
+  std::vector<double> losses, times, grad_norms;
   long long step = start;
   bool checkpointed_on_signal = false;
   for (; step < steps; ++step) {
@@ -187,8 +187,11 @@ int main(int argc, char** argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     double dt = MPI_Wtime() - t0;
     losses.push_back(loss);
+    grad_norms.push_back((*trainer)->grad_norm());
     if (step - start >= warmup) times.push_back(dt);
-    if (wr == 0 && !quiet) std::printf("crius-train: step %lld loss %.12g time %.3f ms\n", step, loss, dt * 1e3);
+    if (wr == 0 && !quiet)
+      std::printf("crius-train: step %lld loss %.12g grad-norm %.6g time %.3f ms\n", step, loss, grad_norms.back(),
+                  dt * 1e3);
     std::fflush(stdout);
     int flag = g_checkpoint, any = 0;
     MPI_Allreduce(&flag, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -239,6 +242,7 @@ int main(int argc, char** argv) {
                           {"samples_per_iteration", (*trainer)->samples_per_step()},
                           {"first_step", start},
                           {"losses", losses},
+                          {"grad_norms", grad_norms},
                           {"iteration_times_s", times},
                           {"median_iteration_time_s", median},
                           {"model", {{"vocab", mc.vocab}, {"hidden", mc.hidden}, {"heads", mc.heads}, {"ffn", mc.ffn},

@@ -16,6 +16,29 @@
 namespace cl = crius::launcher;
 namespace tr = crius::launcher::train;
 
+// The one-rank engine's gradient is the loss's: one SGD step of size eps along
+// it lowers the same batch's loss by eps * |g|^2 to first order.  Returns "" or
+// what is wrong.  (--verify then ties every plan to this one-rank engine.)
+std::string gradient_check(const tr::ModelConfig& mc, const cl::Runtime& one, int samples, tr::Backend& be) {
+  auto probe = tr::make_trainer("fp64", mc, one, samples, 0.0, be);
+  if (!probe) return probe.error();
+  const double l0 = (*probe)->step(0), g = (*probe)->grad_norm();
+  if (!(g > 0)) return "zero gradient";
+  const double eps = 1e-6 * std::max(1.0, std::abs(l0)) / (g * g);
+  auto t = tr::make_trainer("fp64", mc, one, samples, eps, be);
+  if (!t) return t.error();
+  (*t)->step(0);
+  const double l1 = (*t)->step(0);  // the same batch after the step
+  const double ratio = (l0 - l1) / (eps * g * g);
+  if (std::abs(ratio - 1) > 1e-3) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "gradient check: loss fell by %.6g of the first-order %.6g (|g| = %.6g)", l0 - l1,
+                  eps * g * g, g);
+    return buf;
+  }
+  return "";
+}
+
 struct Case {
   cl::Plan plan;
   std::string dtype;
@@ -93,6 +116,13 @@ int main(int argc, char** argv) {
           for (int s = 0; s < 3; ++s) {
             double a = (*t)->step(s), b = (*ref)->step(s);
             worst[0] = std::max(worst[0], std::abs(a - b) / std::max(1.0, std::abs(b)));
+            // The gradient norm, summed over the plan's shards, is the one-rank norm.
+            const double ga = (*t)->grad_norm(), gb = (*ref)->grad_norm();
+            worst[0] = std::max(worst[0], std::abs(ga - gb) / std::max(1.0, gb));
+          }
+          if (c.dtype == "fp64") {
+            auto g = gradient_check(mc, *ref_rt, c.samples, *be);
+            if (!g.empty()) err = g;
           }
           worst[1] = (*t)->max_param_diff(**ref);
         }
