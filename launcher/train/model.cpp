@@ -84,22 +84,103 @@ struct Param {
   std::vector<T> w, g;
 };
 
+// Global tensor ids: 0 embedding, 1 positions, 2 + kPerLayer * layer + k for a
+// layer's tensors (k in LayerTensor), then the final layer norm's scale and
+// shift, then the head.
+constexpr int kPerLayer = 16;
+enum LayerTensor { kWq, kBq, kWk, kBk, kWv, kBv, kWo, kBo, kW1, kB1, kW2, kB2, kLn1g, kLn1b, kLn2g, kLn2b };
+constexpr int kEmbedSide = -1, kHeadSide = -2;
+
+struct TensorSpec {
+  int rows, cols;
+  Split split;
+  int layer;  // or kEmbedSide (first stage) / kHeadSide (last stage)
+};
+
+int tensor_count(const ModelConfig& mc) { return 5 + kPerLayer * mc.layers; }
+
+TensorSpec tensor_spec(const ModelConfig& mc, int id) {
+  const int h = mc.hidden, f = mc.ffn, top = 2 + kPerLayer * mc.layers;
+  if (id == 0) return {mc.vocab, h, Split::None, kEmbedSide};
+  if (id == 1) return {mc.seq, h, Split::None, kEmbedSide};
+  if (id == top || id == top + 1) return {1, h, Split::None, kHeadSide};
+  if (id == top + 2) return {h, mc.vocab, Split::None, kHeadSide};
+  const int layer = (id - 2) / kPerLayer;
+  switch ((id - 2) % kPerLayer) {
+    case kWq: case kWk: case kWv: return {h, h, Split::Col, layer};
+    case kBq: case kBk: case kBv: return {1, h, Split::Col, layer};
+    case kWo: return {h, h, Split::Row, layer};
+    case kW1: return {h, f, Split::Col, layer};
+    case kB1: return {1, f, Split::Col, layer};
+    case kW2: return {f, h, Split::Row, layer};
+    default: return {1, h, Split::None, layer};  // kBo, kB2 and the layer norms
+  }
+}
+
 template <typename T>
 struct Layer {
-  Param<T>*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo, *w1, *b1, *w2, *b2;
+  Param<T>*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo, *w1, *b1, *w2, *b2, *ln1g, *ln1b, *ln2g, *ln2b;
 };
 
 template <typename T>
 struct LayerCache {
-  std::vector<T> x, q, k, v, p, o, x1, a, h;
+  std::vector<T> xn, xh1, rs1, q, k, v, p, o, x1, x1n, xh2, rs2, a, h;
 };
+
+// Layer norm of each row of x (n x h): y = g * xhat + b, xhat = (x - mean) * rstd.
+template <typename T>
+void layer_norm(const std::vector<T>& x, const Param<T>& g, const Param<T>& b, int n, int h, std::vector<T>& xhat,
+                std::vector<T>& rstd, std::vector<T>& y) {
+  xhat.resize(static_cast<size_t>(n) * h);
+  y.resize(xhat.size());
+  rstd.resize(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const T* r = &x[static_cast<size_t>(i) * h];
+    double mean = 0, var = 0;
+    for (int d = 0; d < h; ++d) mean += r[d];
+    mean /= h;
+    for (int d = 0; d < h; ++d) var += (r[d] - mean) * (r[d] - mean);
+    const T rs = static_cast<T>(1.0 / std::sqrt(var / h + 1e-5));
+    rstd[i] = rs;
+    for (int d = 0; d < h; ++d) {
+      const size_t k = static_cast<size_t>(i) * h + d;
+      xhat[k] = static_cast<T>(r[d] - mean) * rs;
+      y[k] = g.w[d] * xhat[k] + b.w[d];
+    }
+  }
+}
+
+// dy -> gradients of g and b (accumulated) and dx (assigned).
+template <typename T>
+void layer_norm_backward(const std::vector<T>& dy, Param<T>& g, Param<T>& b, const std::vector<T>& xhat,
+                         const std::vector<T>& rstd, int n, int h, std::vector<T>& dx) {
+  dx.resize(dy.size());
+  for (int i = 0; i < n; ++i) {
+    double mean_d = 0, mean_dx = 0;
+    for (int d = 0; d < h; ++d) {
+      const size_t k = static_cast<size_t>(i) * h + d;
+      g.g[d] += dy[k] * xhat[k];
+      b.g[d] += dy[k];
+      const double dxh = static_cast<double>(dy[k]) * g.w[d];
+      mean_d += dxh;
+      mean_dx += dxh * xhat[k];
+    }
+    mean_d /= h;
+    mean_dx /= h;
+    for (int d = 0; d < h; ++d) {
+      const size_t k = static_cast<size_t>(i) * h + d;
+      dx[k] = static_cast<T>(rstd[i] * (static_cast<double>(dy[k]) * g.w[d] - mean_d - xhat[k] * mean_dx));
+    }
+  }
+}
 
 template <typename T>
 struct MicroState {
   std::vector<T> input;                 // stage input activations (n x hidden)
   std::vector<int> tokens, targets;     // first/last stage
   std::vector<LayerCache<T>> layers;    // per local layer (empty after full recompute drop)
-  std::vector<T> out;                   // stage output
+  std::vector<T> out;                   // stage output (last stage: after the final layer norm)
+  std::vector<T> out_hat, out_rstd;     // the final layer norm's saved statistics
 };
 
 template <typename T>
@@ -125,8 +206,8 @@ class Engine : public Trainer {
 
  private:
   // --- parameters
-  Param<T>* add(int id, const std::string& name, int rows, int cols, Split split, double scale);
-  void init_param(Param<T>& p, double scale);
+  Param<T>* add(int id, const std::string& name, double scale, double offset = 0);
+  void init_param(Param<T>& p, double scale, double offset);
   // --- compute
   void forward(int mb, MicroState<T>& st, long long step);
   void backward(int mb, MicroState<T>& st, long long step);
@@ -153,7 +234,7 @@ class Engine : public Trainer {
   bool m_is_first = false, m_is_last = false;
   std::deque<Param<T>> m_params;
   std::map<int, Param<T>*> m_by_id;
-  Param<T>*m_emb = nullptr, *m_pos = nullptr, *m_out = nullptr;
+  Param<T>*m_emb = nullptr, *m_pos = nullptr, *m_lnf_g = nullptr, *m_lnf_b = nullptr, *m_out = nullptr;
   std::vector<Layer<T>> m_layers;
   std::deque<std::vector<T>> m_send_bufs;
   std::vector<MPI_Request> m_send_reqs;
@@ -161,39 +242,38 @@ class Engine : public Trainer {
 };
 
 template <typename T>
-Param<T>* Engine<T>::add(int id, const std::string& name, int rows, int cols, Split split, double scale) {
+Param<T>* Engine<T>::add(int id, const std::string& name, double scale, double offset) {
+  const TensorSpec spec = tensor_spec(m_mc, id);
   Param<T> p;
   p.id = id;
   p.name = name;
-  p.rows = rows;
-  p.cols = cols;
-  p.split = split;
-  p.lrows = rows;
-  p.lcols = cols;
-  if (split == Split::Col) {
-    p.lcols = cols / m_tp;
+  p.rows = p.lrows = spec.rows;
+  p.cols = p.lcols = spec.cols;
+  p.split = spec.split;
+  if (p.split == Split::Col) {
+    p.lcols = p.cols / m_tp;
     p.lc0 = m_tpr * p.lcols;
-  } else if (split == Split::Row) {
-    p.lrows = rows / m_tp;
+  } else if (p.split == Split::Row) {
+    p.lrows = p.rows / m_tp;
     p.lr0 = m_tpr * p.lrows;
   }
   m_params.push_back(std::move(p));
   Param<T>* q = &m_params.back();
-  init_param(*q, scale);
+  init_param(*q, scale, offset);
   m_by_id[id] = q;
   return q;
 }
 
 template <typename T>
-void Engine<T>::init_param(Param<T>& p, double scale) {
+void Engine<T>::init_param(Param<T>& p, double scale, double offset) {
   p.w.assign(static_cast<size_t>(p.lrows) * p.lcols, T(0));
   p.g.assign(p.w.size(), T(0));
   for (int i = 0; i < p.lrows; ++i)
     for (int j = 0; j < p.lcols; ++j)
-      p.w[static_cast<size_t>(i) * p.lcols + j] = static_cast<T>(scale * init_value(m_mc.seed, p.id, p.lr0 + i, p.lc0 + j));
+      p.w[static_cast<size_t>(i) * p.lcols + j] =
+          static_cast<T>(offset + scale * init_value(m_mc.seed, p.id, p.lr0 + i, p.lc0 + j));
 }
 
-// Global tensor ids: 0 embedding, 1 positions, 2 + 12*layer + k for layer tensors, 2 + 12*L head.
 template <typename T>
 Result<void> Engine<T>::setup() {
   const Plan& plan = m_rt.plan();
@@ -232,28 +312,37 @@ Result<void> Engine<T>::setup() {
   const int h = m_mc.hidden, f = m_mc.ffn;
   const double sh = 1.0 / std::sqrt(static_cast<double>(h)), sf = 1.0 / std::sqrt(static_cast<double>(f));
   if (m_is_first) {
-    m_emb = add(0, "embedding", m_mc.vocab, h, Split::None, 0.5);
-    m_pos = add(1, "positions", m_mc.seq, h, Split::None, 0.1);
+    m_emb = add(0, "embedding", 0.5);
+    m_pos = add(1, "positions", 0.1);
   }
   for (int l = m_first; l <= m_last; ++l) {
-    int b = 2 + 12 * l;
-    std::string n = "layer" + std::to_string(l) + ".";
+    const int b = 2 + kPerLayer * l;
+    const std::string n = "layer" + std::to_string(l) + ".";
     Layer<T> L;
-    L.wq = add(b + 0, n + "wq", h, h, Split::Col, sh);
-    L.bq = add(b + 1, n + "bq", 1, h, Split::Col, 0.01);
-    L.wk = add(b + 2, n + "wk", h, h, Split::Col, sh);
-    L.bk = add(b + 3, n + "bk", 1, h, Split::Col, 0.01);
-    L.wv = add(b + 4, n + "wv", h, h, Split::Col, sh);
-    L.bv = add(b + 5, n + "bv", 1, h, Split::Col, 0.01);
-    L.wo = add(b + 6, n + "wo", h, h, Split::Row, sh);
-    L.bo = add(b + 7, n + "bo", 1, h, Split::None, 0.01);
-    L.w1 = add(b + 8, n + "w1", h, f, Split::Col, sh);
-    L.b1 = add(b + 9, n + "b1", 1, f, Split::Col, 0.01);
-    L.w2 = add(b + 10, n + "w2", f, h, Split::Row, sf);
-    L.b2 = add(b + 11, n + "b2", 1, h, Split::None, 0.01);
+    L.wq = add(b + kWq, n + "wq", sh);
+    L.bq = add(b + kBq, n + "bq", 0.01);
+    L.wk = add(b + kWk, n + "wk", sh);
+    L.bk = add(b + kBk, n + "bk", 0.01);
+    L.wv = add(b + kWv, n + "wv", sh);
+    L.bv = add(b + kBv, n + "bv", 0.01);
+    L.wo = add(b + kWo, n + "wo", sh);
+    L.bo = add(b + kBo, n + "bo", 0.01);
+    L.w1 = add(b + kW1, n + "w1", sh);
+    L.b1 = add(b + kB1, n + "b1", 0.01);
+    L.w2 = add(b + kW2, n + "w2", sf);
+    L.b2 = add(b + kB2, n + "b2", 0.01);
+    L.ln1g = add(b + kLn1g, n + "ln1.scale", 0.1, 1.0);
+    L.ln1b = add(b + kLn1b, n + "ln1.shift", 0.01);
+    L.ln2g = add(b + kLn2g, n + "ln2.scale", 0.1, 1.0);
+    L.ln2b = add(b + kLn2b, n + "ln2.shift", 0.01);
     m_layers.push_back(L);
   }
-  if (m_is_last) m_out = add(2 + 12 * m_mc.layers, "head", h, m_mc.vocab, Split::None, sh);
+  if (m_is_last) {
+    const int top = 2 + kPerLayer * m_mc.layers;
+    m_lnf_g = add(top, "final_ln.scale", 0.1, 1.0);
+    m_lnf_b = add(top + 1, "final_ln.shift", 0.01);
+    m_out = add(top + 2, "head", sh);
+  }
   return {};
 }
 
@@ -286,10 +375,10 @@ template <typename T>
 void Engine<T>::layer_forward(const Layer<T>& L, const std::vector<T>& x, LayerCache<T>& c, std::vector<T>& out) {
   const int n = (m_hi - m_lo) * m_mc.seq, h = m_mc.hidden, hl = h / m_tp, fl = m_mc.ffn / m_tp, T_ = m_mc.seq;
   const int hd = h / m_mc.heads, nhl = m_mc.heads / m_tp, ns = m_hi - m_lo;
-  c.x = x;
+  layer_norm(x, *L.ln1g, *L.ln1b, n, h, c.xh1, c.rs1, c.xn);
   for (auto [w, b, dst] : {std::tuple{L.wq, L.bq, &c.q}, std::tuple{L.wk, L.bk, &c.k}, std::tuple{L.wv, L.bv, &c.v}}) {
     dst->assign(static_cast<size_t>(n) * hl, T(0));
-    m_be.gemm(false, false, n, hl, h, x.data(), w->w.data(), T(0), dst->data());
+    m_be.gemm(false, false, n, hl, h, c.xn.data(), w->w.data(), T(0), dst->data());
     add_bias(*dst, b->w, n, hl);
   }
   c.p.assign(static_cast<size_t>(ns) * nhl * T_ * T_, T(0));
@@ -323,8 +412,9 @@ void Engine<T>::layer_forward(const Layer<T>& L, const std::vector<T>& x, LayerC
   add_bias(y, L.bo->w, n, h);
   c.x1 = x;
   for (size_t i = 0; i < y.size(); ++i) c.x1[i] += y[i];
+  layer_norm(c.x1, *L.ln2g, *L.ln2b, n, h, c.xh2, c.rs2, c.x1n);
   c.a.assign(static_cast<size_t>(n) * fl, T(0));
-  m_be.gemm(false, false, n, fl, h, c.x1.data(), L.w1->w.data(), T(0), c.a.data());
+  m_be.gemm(false, false, n, fl, h, c.x1n.data(), L.w1->w.data(), T(0), c.a.data());
   add_bias(c.a, L.b1->w, n, fl);
   c.h.resize(c.a.size());
   for (size_t i = 0; i < c.a.size(); ++i) c.h[i] = gelu(c.a[i]);
@@ -347,11 +437,12 @@ void Engine<T>::layer_backward(const Layer<T>& L, LayerCache<T>& c, std::vector<
   std::vector<T> da(static_cast<size_t>(n) * fl, T(0));
   m_be.gemm(false, true, n, fl, h, dz.data(), L.w2->w.data(), T(0), da.data());
   for (size_t i = 0; i < da.size(); ++i) da[i] *= gelu_grad(c.a[i]);
-  m_be.gemm(true, false, h, fl, n, c.x1.data(), da.data(), T(1), L.w1->g.data());
+  m_be.gemm(true, false, h, fl, n, c.x1n.data(), da.data(), T(1), L.w1->g.data());
   col_sum(da, n, fl, L.b1->g);
-  std::vector<T> dx1(static_cast<size_t>(n) * h, T(0));
-  m_be.gemm(false, true, n, h, fl, da.data(), L.w1->w.data(), T(0), dx1.data());
-  if (m_tp > 1) m_be.allreduce(dx1.data(), dx1.size(), m_rt.tp_comm(), 0);
+  std::vector<T> dx1n(static_cast<size_t>(n) * h, T(0)), dx1;
+  m_be.gemm(false, true, n, h, fl, da.data(), L.w1->w.data(), T(0), dx1n.data());
+  if (m_tp > 1) m_be.allreduce(dx1n.data(), dx1n.size(), m_rt.tp_comm(), 0);
+  layer_norm_backward(dx1n, *L.ln2g, *L.ln2b, c.xh2, c.rs2, n, h, dx1);
   for (size_t i = 0; i < dx1.size(); ++i) dx1[i] += dx[i];
   // attention
   col_sum(dx1, n, h, L.bo->g);
@@ -386,12 +477,13 @@ void Engine<T>::layer_backward(const Layer<T>& L, LayerCache<T>& c, std::vector<
     }
   std::vector<T> dxa(static_cast<size_t>(n) * h, T(0));
   for (auto [w, b, d] : {std::tuple{L.wq, L.bq, &dq}, std::tuple{L.wk, L.bk, &dk}, std::tuple{L.wv, L.bv, &dv}}) {
-    m_be.gemm(true, false, h, hl, n, c.x.data(), d->data(), T(1), w->g.data());
+    m_be.gemm(true, false, h, hl, n, c.xn.data(), d->data(), T(1), w->g.data());
     col_sum(*d, n, hl, b->g);
     m_be.gemm(false, true, n, h, hl, d->data(), w->w.data(), T(1), dxa.data());
   }
   if (m_tp > 1) m_be.allreduce(dxa.data(), dxa.size(), m_rt.tp_comm(), 0);
-  for (size_t i = 0; i < dxa.size(); ++i) dx[i] = dxa[i] + dx1[i];
+  layer_norm_backward(dxa, *L.ln1g, *L.ln1b, c.xh1, c.rs1, n, h, dx);
+  for (size_t i = 0; i < dx.size(); ++i) dx[i] += dx1[i];
 }
 
 template <typename T>
@@ -458,7 +550,7 @@ void Engine<T>::forward(int mb, MicroState<T>& st, long long step) {
   }
   if (m_rt.plan().recompute == "full") st.layers.clear();  // recomputed in backward
   if (m_is_last) {
-    st.out = std::move(x);
+    layer_norm(x, *m_lnf_g, *m_lnf_b, ns * T_, h, st.out_hat, st.out_rstd, st.out);
   } else {
     send_acts(m_stage + 1, mb, 0, x);
   }
@@ -494,8 +586,9 @@ void Engine<T>::backward(int mb, MicroState<T>& st, long long step) {
         for (int v = 0; v < V; ++v) row[v] = static_cast<T>((std::exp(row[v] - mx) / sum - (v == target ? 1.0 : 0.0)) / denom);
       }
     m_be.gemm(true, false, h, V, n, st.out.data(), logits.data(), T(1), m_out->g.data());
-    dx.assign(static_cast<size_t>(n) * h, T(0));
-    m_be.gemm(false, true, n, h, V, logits.data(), m_out->w.data(), T(0), dx.data());
+    std::vector<T> dout(static_cast<size_t>(n) * h, T(0));
+    m_be.gemm(false, true, n, h, V, logits.data(), m_out->w.data(), T(0), dout.data());
+    layer_norm_backward(dout, *m_lnf_g, *m_lnf_b, st.out_hat, st.out_rstd, n, h, dx);
   } else {
     recv_acts(m_stage + 1, mb, 1, dx);
   }
@@ -555,20 +648,21 @@ double Engine<T>::step(long long index) {
   return total;
 }
 
-// ---- checkpoints: "CRIUSCK1", next step, model config, then every tensor (id, rows, cols, doubles) by id.
-constexpr char kMagic[8] = {'C', 'R', 'I', 'U', 'S', 'C', 'K', '1'};
+// ---- checkpoints: "CRIUSCK2", next step, model config, then every tensor (id, rows, cols, doubles) by id.
+// (CRIUSCK1 was the model without layer norms.)
+constexpr char kMagic[8] = {'C', 'R', 'I', 'U', 'S', 'C', 'K', '2'};
 
 template <typename T>
 Result<void> Engine<T>::save(const std::string& path, long long next_step) {
   const Plan& plan = m_rt.plan();
   const Layout& lay = m_rt.layout();
   const int rank = m_rt.rank();
-  const int ntensors = 3 + 12 * m_mc.layers;
+  const int ntensors = tensor_count(m_mc);
   // Owner stage of each tensor id.
   auto stage_of = [&](int id) {
-    if (id < 2) return 0;
-    if (id == ntensors - 1) return plan.pp() - 1;
-    int layer = (id - 2) / 12;
+    const int layer = tensor_spec(m_mc, id).layer;
+    if (layer == kEmbedSide) return 0;
+    if (layer == kHeadSide) return plan.pp() - 1;
     for (int s = 0; s < plan.pp(); ++s) {
       int first = plan.has_layers() ? plan.stages[s].first_layer
                                     : static_cast<int>(static_cast<long long>(s) * m_mc.layers / plan.pp());
@@ -577,13 +671,6 @@ Result<void> Engine<T>::save(const std::string& path, long long next_step) {
       if (layer >= first && layer <= last) return s;
     }
     return -1;
-  };
-  auto split_of = [](int id, int ntensors_) {
-    if (id < 2 || id == ntensors_ - 1) return Split::None;
-    int k = (id - 2) % 12;
-    if (k == 6 || k == 10) return Split::Row;
-    if (k == 7 || k == 11) return Split::None;
-    return Split::Col;
   };
   const RankInfo& me = m_rt.me();
   // Senders: DP replica 0; TP rank 0 for replicated tensors, every TP rank for split ones.
@@ -606,19 +693,10 @@ Result<void> Engine<T>::save(const std::string& path, long long next_step) {
     for (int id = 0; id < ntensors; ++id) {
       int s = stage_of(id);
       const int tp = plan.stages[s].tp;
-      int rows = 0, cols = 0;
-      const int h = m_mc.hidden, f = m_mc.ffn;
-      if (id == 0) { rows = m_mc.vocab; cols = h; }
-      else if (id == 1) { rows = m_mc.seq; cols = h; }
-      else if (id == ntensors - 1) { rows = h; cols = m_mc.vocab; }
-      else {
-        int k = (id - 2) % 12;
-        bool bias = k % 2 == 1;
-        rows = bias ? 1 : (k == 10 ? f : h);
-        cols = (k == 8 || k == 9) ? f : h;
-      }
+      const TensorSpec spec = tensor_spec(m_mc, id);
+      const int rows = spec.rows, cols = spec.cols;
       std::vector<double> full(static_cast<size_t>(rows) * cols, 0.0);
-      Split sp = split_of(id, ntensors);
+      const Split sp = spec.split;
       int parts = sp == Split::None ? 1 : tp;
       for (int t = 0; t < parts; ++t) {
         int lr0 = 0, lc0 = 0, lrows = rows, lcols = cols;
@@ -658,6 +736,8 @@ Result<long long> Engine<T>::load(const std::string& path) {
   };
   char magic[8] = {};
   in.read(magic, 8);
+  if (std::memcmp(magic, "CRIUSCK1", 8) == 0)
+    return make_error(path + ": written by an older crius-train (a model without layer norms); start without --resume");
   if (std::memcmp(magic, kMagic, 8) != 0) return make_error(path + ": not a crius-train checkpoint");
   long long next = get64();
   std::vector<long long> cfg;
