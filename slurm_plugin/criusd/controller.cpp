@@ -187,7 +187,8 @@ std::string format_record(const JobRecord& r) {
 
 nlohmann::json to_json(const Action& a) {
   return {{"action", to_string(a.kind)}, {"job", a.job},          {"from", cell_json(a.from)},
-          {"to", cell_json(a.to)},       {"reason", a.reason},    {"gain_samples_per_s", a.gain_samples_per_s}};
+          {"to", cell_json(a.to)},       {"reason", a.reason},    {"from_samples_per_s", a.from_samples_per_s},
+          {"to_samples_per_s", a.to_samples_per_s}, {"gain_samples_per_s", a.gain_samples_per_s}};
 }
 
 nlohmann::json to_json(const Round& r) {
@@ -381,7 +382,9 @@ Result<Round> Controller::decide(const Snapshot& snap) {
     a.reason = d.reason;
     sch::Perf before = tput.best(job.model, job.global_batch, {rec.cell.gpu, rec.cell.nodes, rec.cell.gpus_per_node});
     sch::Perf after = tput.best(job.model, job.global_batch, {to.gpu, to.nodes, to.gpus_per_node});
-    a.gain_samples_per_s = (after.feasible ? after.samples_per_s : 0) - (before.feasible ? before.samples_per_s : 0);
+    a.from_samples_per_s = before.feasible ? before.samples_per_s : 0;
+    a.to_samples_per_s = after.feasible ? after.samples_per_s : 0;
+    a.gain_samples_per_s = a.to_samples_per_s - a.from_samples_per_s;
     JobCell same_shape = to;
     same_shape.stages = rec.cell.stages;
     if (job.state == sch::JobState::pending) {

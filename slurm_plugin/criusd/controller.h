@@ -76,7 +76,10 @@ struct Action {
   JobCell from, to;
   std::string record;  // the AdminComment to write with the action
   std::string reason;
-  double gain_samples_per_s = 0;  // estimated throughput gain of the move
+  // Estimated throughput in the old and the new Cell (0 where infeasible) and
+  // their difference.  A pending job does not run at `from` yet: it may move to a
+  // slower Cell that is free now.
+  double from_samples_per_s = 0, to_samples_per_s = 0, gain_samples_per_s = 0;
 };
 const char* to_string(Action::Kind k);
 nlohmann::json to_json(const Action& a);

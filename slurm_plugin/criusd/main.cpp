@@ -162,11 +162,13 @@ int main(int argc, char** argv) {
         if (json) std::cout << to_json(*round).dump() << std::endl;
         for (const auto& note : round->notes) std::cerr << timestamp() << " criusd: " << note << "\n";
         for (const auto& a : round->actions) {
-          char gain[64];
-          std::snprintf(gain, sizeof gain, "%+.2f", a.gain_samples_per_s);
+          char speeds[112] = "";
+          if (a.from_samples_per_s > 0 || a.to_samples_per_s > 0)  // 0: a move in flight continues
+            std::snprintf(speeds, sizeof speeds, "; estimated %.2f -> %.2f samples/s", a.from_samples_per_s,
+                          a.to_samples_per_s);
           std::cerr << timestamp() << " criusd: " << (dry_run ? "would " : "") << to_string(a.kind)
                     << " job " << a.job << " " << describe(a.from) << " -> " << describe(a.to)
-                    << " (" << a.reason << "; estimated gain " << gain << " samples/s)\n";
+                    << " (" << a.reason << speeds << ")\n";
           if (dry_run) continue;
           if (auto r = apply(slurm, *options, a); !r) {
             std::cerr << timestamp() << " criusd: job " << a.job << ": " << r.error() << "\n";
