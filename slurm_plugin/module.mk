@@ -27,8 +27,8 @@ $(B)/plugins/spank_crius.so: $(B)/slurm_plugin/spank_crius.o $(B)/libcrius_slurm
 	$(LINK_PLUGIN)
 
 # libFuzzer target for the request parser and the decision (tests/fuzz/request.sh runs it).
-FUZZ_CXX ?= clang++
-ifneq ($(shell command -v $(FUZZ_CXX) 2>/dev/null),)
+# configure sets FUZZ_CXX only when clang++ links the fuzzer and sanitizer runtimes.
+ifneq ($(FUZZ_CXX),)
 TEST_PROGRAMS += $(B)/tests/fuzz/fuzz_request
 endif
 $(B)/tests/fuzz/fuzz_request: tests/fuzz/fuzz_request.cpp slurm_plugin/request.cpp slurm_plugin/submit.cpp \

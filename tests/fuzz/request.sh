@@ -3,7 +3,12 @@
 # clang -fsanitize=fuzzer,address,undefined. Fails on any crash, leak or UB report.
 set -u
 bin=$B/tests/fuzz/fuzz_request
-command -v clang++ >/dev/null || { echo "clang++ not installed (apt-get install clang)"; exit 77; }
+# configure leaves FUZZ_CXX empty, with the reason in FUZZ_MISSING, when the toolchain is incomplete.
+fuzz_cxx=$(sed -n 's/^FUZZ_CXX = //p' "$TOP/config.mk")
+if [ -z "$fuzz_cxx" ]; then
+  echo "libFuzzer target not built: $(sed -n 's/^FUZZ_MISSING = //p' "$TOP/config.mk")"
+  exit 77
+fi
 [ -x "$bin" ] || { echo "FAIL: $bin not built (make B=$B check builds it)"; exit 1; }
 mkdir -p corpus
 cp "$TOP"/tests/fuzz/corpus-request/* corpus/
