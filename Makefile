@@ -1,7 +1,8 @@
 # crius — hand-written, non-recursive Makefile (git's pattern).
 #
-# `./configure` writes config.mk, which this file includes. On a fresh clone,
-# any target first runs scripts/bootstrap (Debian packages, autoconf, configure).
+# `./configure` writes config.mk, which this file includes. On a fresh clone, any
+# target first runs scripts/bootstrap (autoconf, configure); `make check` and
+# `make demo` also install the missing Debian packages (scripts/install-deps).
 # Each component folder adds its sources, programs and tests in its module.mk.
 #
 #   make            build everything into $(B)/
@@ -21,10 +22,18 @@ ifeq ($(filter clean distclean,$(MAKECMDGOALS)),)
 include config.mk
 endif
 
+# The README's two commands install missing Debian packages first; every other target only
+# configures (configure names the package of anything missing).
 config.mk: configure.ac config.mk.in scripts/bootstrap scripts/install-deps
-	scripts/bootstrap
+	scripts/bootstrap $(if $(filter check demo,$(MAKECMDGOALS)),--install-deps)
 
 # ---- build settings -------------------------------------------------------
+# `make clean` removes B when it is given (command line or environment), else both defaults.
+ifneq ($(filter command line environment,$(origin B)),)
+CLEAN_DIRS := $(B)
+else
+CLEAN_DIRS := build build-san
+endif
 ifdef SANITIZE
 B ?= build-san
 SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -64,7 +73,9 @@ LIBCRIUS := $(B)/libcrius.a
 UNIT_TEST_ARCHIVES :=  # component archives unit tests link (before libcrius)
 UNIT_TEST_LIBS :=      # system libraries unit tests link
 
+include common/module.mk
 include estimator/module.mk
+include job/module.mk
 include scheduler/module.mk
 include slurm_plugin/module.mk
 include slurm_plugin/criusd/module.mk
@@ -73,6 +84,24 @@ include etc/module.mk
 include tests/module.mk
 
 LIBCRIUS_OBJS := $(LIBCRIUS_SRCS:%.cpp=$(B)/%.o)
+
+# ./configure --without-X (config.mk: HAVE_X = 0) leaves out what needs X. The plugins
+# need none of them; `make check` and `make bench` need the full build.
+ifeq ($(HAVE_CLI11),0)
+PROGRAMS :=
+SBIN_PROGRAMS :=
+endif
+ifeq ($(HAVE_HWLOC),0)
+PROGRAMS := $(filter-out %/crius-discover,$(PROGRAMS))
+endif
+ifeq ($(HAVE_GLPK),0)
+PROGRAMS := $(filter-out %/crius-sim,$(PROGRAMS))
+SBIN_PROGRAMS := $(filter-out %/criusd,$(SBIN_PROGRAMS))
+endif
+ifeq ($(HAVE_MPI),0)
+PROGRAMS := $(filter-out %/crius-train,$(PROGRAMS))
+endif
+PARTIAL_BUILD := $(filter 0,$(HAVE_CLI11) $(HAVE_HWLOC) $(HAVE_GLPK) $(HAVE_MPI) $(HAVE_BOOST_TEST))
 
 # ---- generic rules ---------------------------------------------------------
 $(B)/%.o: %.cpp config.mk
@@ -93,13 +122,15 @@ LINK_PROGRAM = @mkdir -p $(@D) && $(CXX) $(LDFLAGS_ALL) -o $@ $(filter %.o %.a,$
 .PHONY: all check demo bench install uninstall clean distclean lint-man print-installed
 all: $(PROGRAMS) $(SBIN_PROGRAMS) $(PLUGINS)
 
-check: all $(TEST_PROGRAMS)
+check: all $(if $(PARTIAL_BUILD),,$(TEST_PROGRAMS))
+	$(if $(PARTIAL_BUILD),@echo "make check needs the full build: configure without --without-*" >&2; exit 2)
 	B=$(B) SANITIZE=$(SANITIZE) tests/run
 
 demo: all
 	B=$(B) scripts/demo
 
-bench: all $(BENCH_PROGRAMS)
+bench: all $(if $(PARTIAL_BUILD),,$(BENCH_PROGRAMS))
+	$(if $(PARTIAL_BUILD),@echo "make bench needs the full build: configure without --without-*" >&2; exit 2)
 	B=$(B) tests/bench/run
 
 lint-man:
@@ -144,7 +175,7 @@ uninstall:
 	-rmdir $(DESTDIR)$(crius_etcdir)/examples $(DESTDIR)$(crius_etcdir) 2>/dev/null
 
 clean:
-	rm -rf build build-san
+	rm -rf $(CLEAN_DIRS)
 
 distclean: clean
 	rm -rf config.mk config.log config.status configure autom4te.cache

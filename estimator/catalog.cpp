@@ -33,15 +33,6 @@ std::string_view to_string(Optimizer o) {
   }
   return "?";
 }
-std::string_view to_string(Runtime r) { return r == Runtime::alpa ? "alpa" : "megatron"; }
-std::string_view to_string(Recompute r) {
-  switch (r) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::full: return "full";
-  }
-  return "?";
-}
 std::string_view to_string(CommOp op) {
   switch (op) {
     case CommOp::all_reduce: return "all-reduce";
@@ -51,46 +42,6 @@ std::string_view to_string(CommOp op) {
     case CommOp::send: return "send";
   }
   return "?";
-}
-
-Result<Runtime> parse_runtime(std::string_view t) {
-  if (t == "megatron") return Runtime::megatron;
-  if (t == "alpa") return Runtime::alpa;
-  return make_error("unknown runtime '" + std::string(t) + "' (expected megatron or alpa)");
-}
-
-Result<Recompute> parse_recompute(std::string_view t) {
-  if (t == "none") return Recompute::none;
-  if (t == "selective") return Recompute::selective;
-  if (t == "full") return Recompute::full;
-  return make_error("unknown recompute '" + std::string(t) + "' (expected none, selective or full)");
-}
-
-std::string to_string(const Schedule& s) {
-  switch (s.kind) {
-    case Schedule::Kind::gpipe: return "gpipe";
-    case Schedule::Kind::one_f_one_b: return "1f1b";
-    case Schedule::Kind::interleaved: return "interleaved:" + std::to_string(s.virtual_stages);
-  }
-  return "?";
-}
-
-Result<Schedule> parse_schedule(std::string_view t) {
-  if (t == "gpipe") return Schedule{Schedule::Kind::gpipe, 1};
-  if (t == "1f1b") return Schedule{Schedule::Kind::one_f_one_b, 1};
-  constexpr std::string_view pre = "interleaved:";
-  if (t.substr(0, pre.size()) == pre) {
-    std::string_view num = t.substr(pre.size());
-    int v = 0;
-    bool ok = !num.empty() && num.size() <= 4;
-    for (char c : num) {
-      if (c < '0' || c > '9') ok = false;
-      else v = v * 10 + (c - '0');
-    }
-    if (ok && v >= 2) return Schedule{Schedule::Kind::interleaved, v};
-    return make_error("bad schedule '" + std::string(t) + "': V in interleaved:V must be an integer >= 2");
-  }
-  return make_error("unknown schedule '" + std::string(t) + "' (expected gpipe, 1f1b or interleaved:V)");
 }
 
 // ---- GPUs -------------------------------------------------------------------
@@ -139,9 +90,28 @@ Result<GpuCatalog> GpuCatalog::parse(std::string_view text, std::string source) 
   if (!doc) return make_error(doc.error());
   const toml::table& root = *doc;
   TableReader r(root, source, "the GPU catalogue");
-  if (auto e = r.unknown_keys({"gpu"})) return *e;
+  if (auto e = r.unknown_keys({"gpu", "runtime"})) return *e;
   GpuCatalog cat;
   cat.m_source = source;
+  if (const toml::node* rn = root.get("runtime")) {
+    const toml::table* rt = rn->as_table();
+    if (!rt) return r.bad("runtime", "must be a table of [runtime.<name>] tables (megatron, alpa)");
+    for (auto&& [k, v] : *rt) {
+      auto runtime = parse_runtime(k.str());
+      if (!runtime) return make_error(detail::where(source, k.source()) + ": [runtime." + std::string(k.str()) + "]: " +
+                                      runtime.error());
+      const toml::table* one = v.as_table();
+      if (!one) return make_error(detail::where(source, k.source()) + ": 'runtime." + std::string(k.str()) +
+                                  "' must be a table");
+      TableReader pr(*one, source, "[runtime." + std::string(k.str()) + "]");
+      if (auto e = pr.unknown_keys({"inter_node_factor", "runtime_overhead"})) return *e;
+      RuntimeProfile prof;
+      prof.runtime = *runtime;
+      CRIUS_TRY_ASSIGN(prof.inter_node_factor, pr.number("inter_node_factor", 0, 100));
+      CRIUS_TRY_ASSIGN(prof.runtime_overhead, pr.number("runtime_overhead", 0, 100));
+      cat.m_runtimes.push_back(prof);
+    }
+  }
   const toml::node* g = root.get("gpu");
   if (!g) return make_error(source + ": no [gpu.<id>] tables");
   const toml::table* gt = g->as_table();
@@ -163,6 +133,14 @@ Result<GpuCatalog> GpuCatalog::load(const std::string& path) {
   auto text = detail::read_file(path);
   if (!text) return make_error(text.error());
   return parse(*text, path);
+}
+
+RuntimeProfile GpuCatalog::runtime(Runtime r) const {
+  for (const auto& p : m_runtimes)
+    if (p.runtime == r) return p;
+  RuntimeProfile p;
+  p.runtime = r;
+  return p;
 }
 
 const GpuType* GpuCatalog::find(std::string_view id) const {

@@ -1,6 +1,7 @@
 // Cluster file and collective calibration tables.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -17,7 +18,29 @@ namespace crius::estimator {
 namespace fs = std::filesystem;
 using detail::TableReader;
 
+const std::vector<std::string>& cluster_file_keys() {
+  static const std::vector<std::string> keys = {"gpus", "models", "partition", "job_submit", "criusd", "discover"};
+  return keys;
+}
+
+const std::vector<std::string>& partition_keys() {
+  static const std::vector<std::string> keys = {"name", "gpu", "nodes", "gpus_per_node", "intra_node_bw_gbs",
+                                                "inter_node_bw_gbs", "inter_node_latency_us", "nvlink_domain",
+                                                "numa_nodes", "calibration"};
+  return keys;
+}
+
 std::string default_config_dir() { return std::string(CRIUS_SYSCONFDIR) + "/crius"; }
+
+std::string find_crius_conf(const std::string& slurm_sysconfdir) {
+  if (const char* c = std::getenv("CRIUS_CONF"); c && *c) return c;
+  if (const char* s = std::getenv("SLURM_CONF"); s && *s) {
+    std::string p = s;
+    auto slash = p.rfind('/');
+    return (slash == std::string::npos ? std::string(".") : p.substr(0, slash)) + "/crius.toml";
+  }
+  return slurm_sysconfdir + "/crius.toml";
+}
 
 // ---- calibration CSV ----------------------------------------------------------
 
@@ -207,8 +230,8 @@ Result<Cluster> load_cluster(const std::string& path, const std::string& fallbac
   c.path = path;
   c.table = std::move(*doc);
   TableReader r(c.table, path, "the cluster file");
-  if (auto e = r.unknown_keys({"gpus", "models", "partition", "job_submit", "spank", "criusd", "scheduler", "discover"})) return *e;
-  for (const char* owned : {"job_submit", "spank", "criusd", "scheduler", "discover"}) {
+  if (auto e = r.unknown_keys(cluster_file_keys())) return *e;
+  for (const char* owned : {"job_submit", "criusd", "discover"}) {
     const toml::node* n = c.table.get(owned);
     if (n && !n->is_table()) return r.bad(owned, "must be a table");
   }
@@ -237,9 +260,7 @@ Result<Cluster> load_cluster(const std::string& path, const std::string& fallbac
     ++idx;
     const toml::table& pt = *node.as_table();
     TableReader pr(pt, path, "[[partition]] #" + std::to_string(idx));
-    if (auto e = pr.unknown_keys({"name", "gpu", "nodes", "gpus_per_node", "intra_node_bw_gbs", "inter_node_bw_gbs",
-                                  "inter_node_latency_us", "nvlink_domain", "numa_nodes", "calibration"}))
-      return *e;
+    if (auto e = pr.unknown_keys(partition_keys())) return *e;
     Partition p;
     CRIUS_TRY_REQUIRED(p.name, pr, "name", pr.str("name"));
     if (p.name.empty() || p.name.find_first_of(" \t,") != std::string::npos)

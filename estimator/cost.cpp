@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace crius::estimator {
 
@@ -184,6 +185,131 @@ double optimizer_update_bytes(const Model& m) {
   return 28;
 }
 
+
+std::vector<int> divisors(long long n) {
+  std::vector<int> d;
+  for (long long i = 1; i * i <= n; ++i)
+    if (n % i == 0) {
+      d.push_back(static_cast<int>(i));
+      if (i * i != n) d.push_back(static_cast<int>(n / i));
+    }
+  std::sort(d.begin(), d.end());
+  return d;
+}
+
+int max_stages(const Model& m, Runtime r) {
+  int s = m.layers;
+  if (r == Runtime::alpa) s = std::min(s, kAlpaMaxStages);
+  return std::max(1, s);
+}
+
+int nodes_spanned(const Ctx& x, int ranks_stride_tp, int tp) {
+  // `ranks_stride_tp` ranks spaced `tp` apart inside a stage block.
+  const int gpn = x.cell.gpus_per_node;
+  if (x.gps <= gpn) return 1;
+  const int per_node = std::max(1, gpn / tp);
+  return std::max(1, (ranks_stride_tp + per_node - 1) / per_node);
+}
+
+static double gemm_time(const Ctx& x, double flops, double calls) {
+  if (flops <= 0) return 0;
+  const double gflop_per_call = flops / std::max(1.0, calls) / 1e9;
+  const bool half = x.model.dtype == Dtype::fp16 || x.model.dtype == Dtype::bf16;
+  const double emax = half ? x.c.gemm_efficiency : x.c.fp32_efficiency;
+  const double eff = emax * gflop_per_call / (gflop_per_call + x.c.gemm_half_gflop);
+  return flops / (x.gpu.peak_tflops(x.model.dtype) * 1e12 * eff);
+}
+
+LayerCost layer_cost(const Ctx& x, const Combo& k, const LayerKind& L, bool is_head) {
+  LayerCost r;
+  const double b = k.mbs, t = k.tp;
+  const double rep_div = k.sp ? t : 1.0;
+  const double bw = x.gpu.memory_bw_gbs * 1e9 * x.c.memory_efficiency;
+  const double g = gemm_time(x, L.gemm_flops * b / t, L.gemm_calls);
+  const double a = gemm_time(x, L.attn_flops * b / t, 2);
+  const double mem = (L.mem_bytes_tp / t + L.mem_bytes_rep / rep_div) * b / bw;
+  const double mem_attn = L.mem_bytes_attn / t * b / bw;
+  const double fwd = (g + a + mem + mem_attn) * x.c.runtime_overhead;
+  double comp = 3 * fwd;
+  if (!is_head) {
+    if (k.rc == Recompute::full) comp += fwd;
+    if (k.rc == Recompute::selective) comp += (a + mem_attn) * x.c.runtime_overhead;
+  }
+  double tp_time = 0;
+  if (k.tp > 1 && L.tp_collectives > 0) {
+    const double ar = detail::collective_time(CommOp::all_reduce, k.tp, 1, L.tp_bytes * b, x.part, x.c, 1, x.cell.nodes,
+                                                 x.cell.gpus_per_node);
+    int n = 2 * L.tp_collectives;
+    if (k.rc == Recompute::full && !is_head) n += L.tp_collectives;
+    tp_time = n * ar;
+  }
+  double moe_time = 0;
+  const int ep = x.d.experts ? std::gcd(x.d.experts, k.dp) : 1;
+  if (L.a2a_count > 0 && ep > 1) {
+    const int kn = nodes_spanned(x, ep, k.tp);
+    const double a2a =
+        detail::collective_time(CommOp::all_to_all, ep, kn, L.a2a_bytes * b / t, x.part, x.c, k.tp, x.cell.nodes,
+                                x.cell.gpus_per_node);
+    int n = 2 * L.a2a_count;
+    if (k.rc == Recompute::full) n += L.a2a_count;
+    moe_time = n * a2a;
+  }
+  r.compute = comp;
+  r.tp = tp_time;
+  r.moe = moe_time;
+  r.time = comp + tp_time + moe_time;
+
+  const double w = x.d.dtype_bytes;
+  const double opt = detail::optimizer_state_bytes(x.model);
+  const double pd = L.params_dense / t, pe = L.params_expert / (t * ep);
+  const double opt_d = k.zero ? opt / k.dp : opt;
+  const double opt_e = k.zero ? opt / std::max(1, k.dp / ep) : opt;
+  r.mem_static = pd * (2 * w + opt_d) + pe * (2 * w + opt_e);
+  r.params_gpu = pd + pe;
+  r.grad_bytes_dense = pd * w;
+  r.grad_bytes_expert = pe * w;
+  const double full_act = (L.act_tp / t + L.act_rep / rep_div + L.act_attn / t) * b;
+  if (is_head) {
+    r.mem_work = full_act;
+  } else if (k.rc == Recompute::none) {
+    r.mem_act = full_act;
+  } else if (k.rc == Recompute::selective) {
+    r.mem_act = (L.act_tp / t + L.act_rep / rep_div) * b;
+  } else {
+    r.mem_act = L.act_input / rep_div * b;
+    r.mem_work = full_act;
+    if (x.req.runtime == Runtime::alpa && x.L > kAlpaMaxStages) {
+      // Alpa checkpoints the boundaries of its 16 pipeline layers, not every layer,
+      // and recomputes one pipeline layer (L/16 layers) at a time.
+      const double units = kAlpaMaxStages;
+      r.mem_act *= units / x.L;
+      r.mem_work *= x.L / units;
+    }
+  }
+  return r;
+}
+
+// Micro-batches whose activations a stage holds at once.
+double in_flight(const Combo& k, int S, int s) {
+  switch (k.sched.kind) {
+    case Schedule::Kind::gpipe: return k.m;
+    case Schedule::Kind::one_f_one_b: return std::min(k.m, S - s);
+    case Schedule::Kind::interleaved: {
+      const double v = k.sched.virtual_stages;
+      return std::min<double>(k.m, (S - s) * (1.0 + (S - 1.0) / (S * v)));
+    }
+  }
+  return k.m;
+}
+
+Estimate infeasible(const Cell& cell, std::string why) {
+  Estimate e;
+  e.cell = cell;
+  e.feasible = false;
+  e.why = std::move(why);
+  return e;
+}
+
 }  // namespace detail
 
 double Model::parameters() const {
@@ -215,27 +341,15 @@ double zero_model_state_bytes(double parameters, int dp, int zero_stage) {
   return p + g + o;
 }
 
-// gemm_efficiency (fp16/bf16) and fp32_efficiency per GPU type, and the alpa
-// profile's inter_node_factor, fitted on tests/data/estimator/measured-calibration.csv
-// by tests/bench/estimator-accuracy.sh (which also reports the leave-one-out error).
-// inter_node_factor: Alpa's collectives and cross-mesh sends between nodes took
-// about 6x the time NCCL alone needed on the same network (the artifact's tables);
-// multi-node runs of every model agree on it.  The A10 and A40 (both GA102, whose
-// dual-issue fp32 peak is rarely reached) share one fp32 value, as do the Ada
-// L20/L40S; GPUs without measurements keep the generic 0.6.
-CostConstants cost_constants(const GpuType& gpu, Runtime runtime) {
+// The fitted constants live in the GPU catalogue (etc/crius/gpus.toml: per GPU type
+// gemm_efficiency, fp32_efficiency, memory_efficiency; per runtime profile
+// inter_node_factor, runtime_overhead); a type or profile without them keeps the
+// generic defaults of CostConstants.
+CostConstants cost_constants(const GpuCatalog& catalog, const GpuType& gpu, Runtime runtime) {
   CostConstants c;
-  if (runtime == Runtime::alpa) c.inter_node_factor = 6.0;
-  struct Fit {
-    const char* id;
-    double gemm_efficiency, fp32_efficiency;
-  };
-  static constexpr Fit fits[] = {
-      {"a100", 0.72, 0.60}, {"a100-80gb", 0.72, 0.60}, {"v100", 0.54, 0.44}, {"a40", 0.72, 0.24},
-      {"a10", 0.64, 0.24},  {"l20", 0.6, 0.24},        {"l40s", 0.6, 0.24},
-  };
-  for (const auto& f : fits)
-    if (gpu.id == f.id) c.gemm_efficiency = f.gemm_efficiency, c.fp32_efficiency = f.fp32_efficiency;
+  const RuntimeProfile rp = catalog.runtime(runtime);
+  c.inter_node_factor = rp.inter_node_factor;
+  c.runtime_overhead = rp.runtime_overhead;
   if (gpu.gemm_efficiency > 0) c.gemm_efficiency = gpu.gemm_efficiency;
   if (gpu.fp32_efficiency > 0) c.fp32_efficiency = gpu.fp32_efficiency;
   if (gpu.memory_efficiency > 0) c.memory_efficiency = gpu.memory_efficiency;

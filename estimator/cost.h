@@ -1,6 +1,9 @@
-// Internal: the model's per-layer description and the collective-time model.
+// Internal to the estimator: the model's per-layer description, the collective-time
+// model, and the cost of one layer under one point of the plan space (cost.cpp); the
+// split search (search.cpp) and the Cell enumeration (cells.cpp) build on them.
 #pragma once
 
+#include <limits>
 #include <vector>
 
 #include "estimator/estimator.h"
@@ -52,5 +55,60 @@ double collective_time(CommOp op, int n, int k, double bytes, const Partition& p
 // Optimizer bytes of state per parameter and of traffic per parameter update.
 double optimizer_state_bytes(const Model& m);
 double optimizer_update_bytes(const Model& m);
+
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int kAlpaMicroBatches = 16;
+constexpr int kAlpaMaxStages = 16;  // Alpa clusters the model into 16 pipeline layers
+
+// Divisors of n, ascending.
+std::vector<int> divisors(long long n);
+// Most pipeline stages the model (and runtime profile) allows.
+int max_stages(const Model& m, Runtime r);
+
+// One point of the plan space, except the layer split.
+struct Combo {
+  int tp = 1, dp = 1, mbs = 1, m = 1;
+  Recompute rc = Recompute::none;
+  bool sp = false;
+  Schedule sched;
+  int zero = 0;
+};
+
+// Per-layer cost of one combo (per micro-batch) and memory (bytes per GPU).
+struct LayerCost {
+  double time = 0;  // fwd + bwd (+ recompute), incl. TP and MoE communication
+  double compute = 0, tp = 0, moe = 0;
+  double mem_static = 0;  // params, grads, optimizer states
+  double mem_act = 0;     // stored activations per in-flight micro-batch
+  double mem_work = 0;    // working activations of one micro-batch (full recompute)
+  double grad_bytes_dense = 0, grad_bytes_expert = 0;  // per GPU
+  double params_gpu = 0;                                // per GPU (for the optimizer step)
+};
+
+// Everything the cost of one Cell depends on.
+struct Ctx {
+  const Request& req;
+  const Model& model;
+  const Cell& cell;
+  const Partition& part;
+  const GpuType& gpu;
+  CostConstants c;
+  ModelDesc d;
+  int L = 0, S = 1, gps = 1;
+  double cap = 0;  // usable bytes per GPU for model states and activations
+  bool brute = false;
+};
+
+// Nodes spanned by `ranks_stride_tp` ranks spaced `tp` apart inside a stage block.
+int nodes_spanned(const Ctx& x, int ranks_stride_tp, int tp);
+// Time and memory of one layer of kind L under combo k (is_head: the output layer).
+LayerCost layer_cost(const Ctx& x, const Combo& k, const LayerKind& L, bool is_head);
+// An infeasible estimate of `cell`, saying why.
+Estimate infeasible(const Cell& cell, std::string why);
+
+// Micro-batches whose activations stage s of S holds at once.
+double in_flight(const Combo& k, int S, int s);
 
 }  // namespace crius::estimator::detail

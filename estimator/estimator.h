@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <toml++/toml.h>
 
+#include "estimator/plan.h"
 #include "estimator/result.h"
 
 namespace crius::estimator {
@@ -26,27 +27,10 @@ namespace crius::estimator {
 enum class Dtype { fp16, bf16, fp32, fp64 };
 enum class Family { transformer, moe, wide_resnet };
 enum class Optimizer { adam, adafactor, sgd };
-enum class Runtime { megatron, alpa };
-enum class Recompute { none, selective, full };
 
 std::string_view to_string(Dtype d);
 std::string_view to_string(Family f);
 std::string_view to_string(Optimizer o);
-std::string_view to_string(Runtime r);
-std::string_view to_string(Recompute r);
-Result<Runtime> parse_runtime(std::string_view text);      // "megatron" | "alpa"
-Result<Recompute> parse_recompute(std::string_view text);  // "none" | "selective" | "full"
-
-// Pipeline schedule: gpipe, 1f1b, or interleaved 1F1B with `virtual_stages`
-// model chunks per GPU (written "interleaved:V", V >= 2).
-struct Schedule {
-  enum class Kind { gpipe, one_f_one_b, interleaved };
-  Kind kind = Kind::one_f_one_b;
-  int virtual_stages = 1;  // V; 1 unless interleaved
-  bool operator==(const Schedule&) const = default;
-};
-std::string to_string(const Schedule& s);                  // "gpipe", "1f1b", "interleaved:2"
-Result<Schedule> parse_schedule(std::string_view text);
 
 // ---- GPU catalogue ----------------------------------------------------------
 
@@ -57,8 +41,8 @@ struct GpuType {
   double memory_bw_gbs = 0;  // HBM GB/s
   double tflops_fp16 = 0, tflops_bf16 = 0, tflops_tf32 = 0, tflops_fp32 = 0, tflops_fp64 = 0;  // dense peak
   std::vector<std::string> match;  // case-insensitive substrings of raw device names
-  // Optional fitted efficiency constants; 0 = use the built-in value for the id
-  // (cost_constants() in estimator/cost.cpp) or the generic default.
+  // Fitted efficiency constants (crius.toml(5), tests/bench/estimator-accuracy.sh fits
+  // them); 0 = the generic default of CostConstants.
   double gemm_efficiency = 0;       // fp16/bf16 (tensor core) GEMMs
   double fp32_efficiency = 0;       // fp32 GEMMs and convolutions
   double memory_efficiency = 0;
@@ -66,6 +50,13 @@ struct GpuType {
   // it; fp32 is plain fp32: the measured fp32 runs did not use TF32; fp64 is 0
   // where the catalogue gives no fp64 rate).
   double peak_tflops(Dtype d) const;
+};
+
+// Fitted constants of a runtime profile ([runtime.<name>] in the GPU catalogue).
+struct RuntimeProfile {
+  Runtime runtime = Runtime::megatron;
+  double inter_node_factor = 1.0;  // multiplier on collectives and sends that cross nodes
+  double runtime_overhead = 1.0;   // multiplier on compute
 };
 
 class GpuCatalog {
@@ -79,10 +70,13 @@ class GpuCatalog {
   // "unknown GPU type 'x' in SOURCE (close matches: a, b)" style helper list.
   std::vector<std::string> close_matches(std::string_view id) const;
   const std::vector<GpuType>& types() const { return m_types; }
+  // The profile's constants; defaults (all 1) when the catalogue has no [runtime.<name>].
+  RuntimeProfile runtime(Runtime r) const;
   const std::string& source() const { return m_source; }
 
  private:
   std::vector<GpuType> m_types;
+  std::vector<RuntimeProfile> m_runtimes;
   std::string m_source;
 };
 
@@ -184,17 +178,17 @@ struct Cluster {
 // `fallback_dir` is searched for gpus.toml / models.toml after the cluster
 // file's own directory; "" means the built-in <sysconfdir>/crius.
 Result<Cluster> load_cluster(const std::string& path, const std::string& fallback_dir = "");
+// The keys a cluster file may hold at top level ([job_submit] and [criusd] belong to their
+// components, [discover] to crius-discover) and in each [[partition]] (crius.toml(5)).
+const std::vector<std::string>& cluster_file_keys();
+const std::vector<std::string>& partition_keys();
 // The directory compiled in as <sysconfdir>/crius.
 std::string default_config_dir();
+// Where the plugins, criusd and the tools find crius.toml: $CRIUS_CONF, else crius.toml
+// beside slurm.conf ($SLURM_CONF's directory, else `slurm_sysconfdir`).
+std::string find_crius_conf(const std::string& slurm_sysconfdir);
 
-// ---- Cells, requests, plans, estimates -------------------------------------
-
-struct Cell {
-  std::string partition, gpu;
-  int nodes = 0, gpus_per_node = 0, stages = 0;
-  int gpus() const { return nodes * gpus_per_node; }
-  bool operator==(const Cell&) const = default;
-};
+// ---- requests and estimates (Cell and Plan: estimator/plan.h) ---------------
 
 // A pin fixes one plan dimension; an unset pin lets the search choose.
 struct Pins {
@@ -229,22 +223,6 @@ struct CellFilter {
 std::vector<Cell> enumerate_cells(const Model& model, Runtime runtime, const Cluster& cluster,
                                   const CellFilter& filter);
 
-struct StagePlan {
-  int layer_begin = 0, layer_end = 0;  // [begin, end) over the model's layers
-  int dp = 1, tp = 1;
-};
-
-struct Plan {
-  std::vector<StagePlan> stages;
-  int micro_batch_size = 0;  // per DP rank
-  int micro_batches = 0;     // per iteration; global_batch = mbs * micro_batches * dp
-  Schedule schedule;
-  Recompute recompute = Recompute::none;
-  bool sequence_parallel = false;
-  int zero = 0;
-  Runtime runtime = Runtime::megatron;
-};
-
 // Seconds per iteration on the critical path; they add up to iter_time_s.
 struct Breakdown {
   double compute = 0, tp_comm = 0, dp_comm = 0, pp_comm = 0, moe_comm = 0, bubble = 0,
@@ -270,8 +248,8 @@ struct Estimate {
   std::int64_t plans_evaluated = 0;
 };
 
-// Tunable constants of the cost model, per GPU type and runtime profile.
-// Defaults come from estimator/calibration.cpp (fitted on measured points).
+// Tunable constants of the cost model, per GPU type and runtime profile: the
+// generic defaults below, overridden by the GPU catalogue's fitted values.
 struct CostConstants {
   double gemm_efficiency = 0.6;     // large fp16/bf16 GEMM fraction of dense peak
   double fp32_efficiency = 0.6;     // the same for fp32 math (GA10x's dual-issue peak is rarely reached)
@@ -283,7 +261,7 @@ struct CostConstants {
   double workspace_gib = 1.5;       // CUDA context, library workspaces, fragmentation
   double memory_usable = 0.95;      // fraction of GPU memory a plan may use
 };
-CostConstants cost_constants(const GpuType& gpu, Runtime runtime);
+CostConstants cost_constants(const GpuCatalog& catalog, const GpuType& gpu, Runtime runtime);
 
 // Options for tests and benchmarks; normal callers use the defaults.
 struct SearchOptions {

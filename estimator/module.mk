@@ -1,7 +1,8 @@
 # estimator/: libcrius core (models, hardware, Cells, plan search, cost and memory
 # model), crius-estimate and crius-discover.
-LIBCRIUS_SRCS += estimator/toml_util.cpp estimator/catalog.cpp estimator/cluster.cpp \
-  estimator/cost.cpp estimator/search.cpp estimator/json.cpp
+LIBCRIUS_SRCS += estimator/plan.cpp estimator/toml_util.cpp estimator/catalog.cpp estimator/cluster.cpp \
+  estimator/cost.cpp estimator/request.cpp estimator/search.cpp estimator/cells.cpp \
+  estimator/json.cpp
 
 # The installed catalogues are the fallback for cluster files without gpus/models keys.
 $(B)/estimator/cluster.o: EXTRA_CPPFLAGS += -DCRIUS_SYSCONFDIR='"$(sysconfdir)"'

@@ -11,6 +11,7 @@ namespace crius {
 
 struct Error {
   std::string message;
+  int code = 0;  // what kind of error, by the caller's convention (job_submit: a Slurm error code)
 };
 
 template <typename T>
@@ -28,6 +29,7 @@ class [[nodiscard]] Result {
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   const std::string& error() const { return std::get<1>(m_v).message; }
+  int error_code() const { return std::get<1>(m_v).code; }
 
  private:
   std::variant<T, Error> m_v;
@@ -38,16 +40,18 @@ template <>
 class [[nodiscard]] Result<void> {
  public:
   Result() = default;
-  Result(Error error) : m_error(std::move(error.message)), m_failed(true) {}  // NOLINT
+  Result(Error error) : m_error(std::move(error.message)), m_code(error.code), m_failed(true) {}  // NOLINT
   bool ok() const { return !m_failed; }
   explicit operator bool() const { return ok(); }
   const std::string& error() const { return m_error; }
+  int error_code() const { return m_code; }
 
  private:
   std::string m_error;
+  int m_code = 0;
   bool m_failed = false;
 };
 
-inline Error make_error(std::string message) { return Error{std::move(message)}; }
+inline Error make_error(std::string message, int code = 0) { return Error{std::move(message), code}; }
 
 }  // namespace crius

@@ -1,180 +1,21 @@
-// Cells, the in-Cell plan search, and ranking.
+// The in-Cell plan search: for one Cell, every DP x TP shape, micro-batching,
+// recomputation, schedule and ZeRO stage, each with its best layer split under the
+// memory cap; estimate_cell() keeps the fastest, estimate_plan() costs one given plan.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <numeric>
 #include <sstream>
 
+#include "common/util.h"
 #include "estimator/cost.h"
 
 namespace crius::estimator {
 
-using detail::LayerKind;
-using detail::ModelDesc;
+using namespace detail;
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr int kAlpaMicroBatches = 16;
-constexpr int kAlpaMaxStages = 16;  // Alpa clusters the model into 16 pipeline layers
-
-std::string fmt(double v, int prec = 1) {
-  std::ostringstream ss;
-  ss.setf(std::ios::fixed);
-  ss.precision(prec);
-  ss << v;
-  return ss.str();
-}
-
-std::vector<int> divisors(long long n) {
-  std::vector<int> d;
-  for (long long i = 1; i * i <= n; ++i)
-    if (n % i == 0) {
-      d.push_back(static_cast<int>(i));
-      if (i * i != n) d.push_back(static_cast<int>(n / i));
-    }
-  std::sort(d.begin(), d.end());
-  return d;
-}
-
-int max_stages(const Model& m, Runtime r) {
-  int s = m.layers;
-  if (r == Runtime::alpa) s = std::min(s, kAlpaMaxStages);
-  return std::max(1, s);
-}
-
-// One point of the plan space, except the layer split.
-struct Combo {
-  int tp = 1, dp = 1, mbs = 1, m = 1;
-  Recompute rc = Recompute::none;
-  bool sp = false;
-  Schedule sched;
-  int zero = 0;
-};
-
-// Per-layer cost of one combo (per micro-batch) and memory (bytes per GPU).
-struct LayerCost {
-  double time = 0;  // fwd + bwd (+ recompute), incl. TP and MoE communication
-  double compute = 0, tp = 0, moe = 0;
-  double mem_static = 0;  // params, grads, optimizer states
-  double mem_act = 0;     // stored activations per in-flight micro-batch
-  double mem_work = 0;    // working activations of one micro-batch (full recompute)
-  double grad_bytes_dense = 0, grad_bytes_expert = 0;  // per GPU
-  double params_gpu = 0;                                // per GPU (for the optimizer step)
-};
-
-struct Ctx {
-  const Request& req;
-  const Model& model;
-  const Cell& cell;
-  const Partition& part;
-  const GpuType& gpu;
-  CostConstants c;
-  ModelDesc d;
-  int L = 0, S = 1, gps = 1;
-  double cap = 0;  // usable bytes per GPU for model states and activations
-  bool brute = false;
-};
-
-int nodes_spanned(const Ctx& x, int ranks_stride_tp, int tp) {
-  // `ranks_stride_tp` ranks spaced `tp` apart inside a stage block.
-  const int gpn = x.cell.gpus_per_node;
-  if (x.gps <= gpn) return 1;
-  const int per_node = std::max(1, gpn / tp);
-  return std::max(1, (ranks_stride_tp + per_node - 1) / per_node);
-}
-
-double gemm_time(const Ctx& x, double flops, double calls) {
-  if (flops <= 0) return 0;
-  const double gflop_per_call = flops / std::max(1.0, calls) / 1e9;
-  const bool half = x.model.dtype == Dtype::fp16 || x.model.dtype == Dtype::bf16;
-  const double emax = half ? x.c.gemm_efficiency : x.c.fp32_efficiency;
-  const double eff = emax * gflop_per_call / (gflop_per_call + x.c.gemm_half_gflop);
-  return flops / (x.gpu.peak_tflops(x.model.dtype) * 1e12 * eff);
-}
-
-LayerCost layer_cost(const Ctx& x, const Combo& k, const LayerKind& L, bool is_head) {
-  LayerCost r;
-  const double b = k.mbs, t = k.tp;
-  const double rep_div = k.sp ? t : 1.0;
-  const double bw = x.gpu.memory_bw_gbs * 1e9 * x.c.memory_efficiency;
-  const double g = gemm_time(x, L.gemm_flops * b / t, L.gemm_calls);
-  const double a = gemm_time(x, L.attn_flops * b / t, 2);
-  const double mem = (L.mem_bytes_tp / t + L.mem_bytes_rep / rep_div) * b / bw;
-  const double mem_attn = L.mem_bytes_attn / t * b / bw;
-  const double fwd = (g + a + mem + mem_attn) * x.c.runtime_overhead;
-  double comp = 3 * fwd;
-  if (!is_head) {
-    if (k.rc == Recompute::full) comp += fwd;
-    if (k.rc == Recompute::selective) comp += (a + mem_attn) * x.c.runtime_overhead;
-  }
-  double tp_time = 0;
-  if (k.tp > 1 && L.tp_collectives > 0) {
-    const double ar = detail::collective_time(CommOp::all_reduce, k.tp, 1, L.tp_bytes * b, x.part, x.c, 1, x.cell.nodes,
-                                                 x.cell.gpus_per_node);
-    int n = 2 * L.tp_collectives;
-    if (k.rc == Recompute::full && !is_head) n += L.tp_collectives;
-    tp_time = n * ar;
-  }
-  double moe_time = 0;
-  const int ep = x.d.experts ? std::gcd(x.d.experts, k.dp) : 1;
-  if (L.a2a_count > 0 && ep > 1) {
-    const int kn = nodes_spanned(x, ep, k.tp);
-    const double a2a =
-        detail::collective_time(CommOp::all_to_all, ep, kn, L.a2a_bytes * b / t, x.part, x.c, k.tp, x.cell.nodes,
-                                x.cell.gpus_per_node);
-    int n = 2 * L.a2a_count;
-    if (k.rc == Recompute::full) n += L.a2a_count;
-    moe_time = n * a2a;
-  }
-  r.compute = comp;
-  r.tp = tp_time;
-  r.moe = moe_time;
-  r.time = comp + tp_time + moe_time;
-
-  const double w = x.d.dtype_bytes;
-  const double opt = detail::optimizer_state_bytes(x.model);
-  const double pd = L.params_dense / t, pe = L.params_expert / (t * ep);
-  const double opt_d = k.zero ? opt / k.dp : opt;
-  const double opt_e = k.zero ? opt / std::max(1, k.dp / ep) : opt;
-  r.mem_static = pd * (2 * w + opt_d) + pe * (2 * w + opt_e);
-  r.params_gpu = pd + pe;
-  r.grad_bytes_dense = pd * w;
-  r.grad_bytes_expert = pe * w;
-  const double full_act = (L.act_tp / t + L.act_rep / rep_div + L.act_attn / t) * b;
-  if (is_head) {
-    r.mem_work = full_act;
-  } else if (k.rc == Recompute::none) {
-    r.mem_act = full_act;
-  } else if (k.rc == Recompute::selective) {
-    r.mem_act = (L.act_tp / t + L.act_rep / rep_div) * b;
-  } else {
-    r.mem_act = L.act_input / rep_div * b;
-    r.mem_work = full_act;
-    if (x.req.runtime == Runtime::alpa && x.L > kAlpaMaxStages) {
-      // Alpa checkpoints the boundaries of its 16 pipeline layers, not every layer,
-      // and recomputes one pipeline layer (L/16 layers) at a time.
-      const double units = kAlpaMaxStages;
-      r.mem_act *= units / x.L;
-      r.mem_work *= x.L / units;
-    }
-  }
-  return r;
-}
-
-// Micro-batches whose activations a stage holds at once.
-double in_flight(const Combo& k, int S, int s) {
-  switch (k.sched.kind) {
-    case Schedule::Kind::gpipe: return k.m;
-    case Schedule::Kind::one_f_one_b: return std::min(k.m, S - s);
-    case Schedule::Kind::interleaved: {
-      const double v = k.sched.virtual_stages;
-      return std::min<double>(k.m, (S - s) * (1.0 + (S - 1.0) / (S * v)));
-    }
-  }
-  return k.m;
-}
+std::string fmt(double v) { return util::fixed(v, 1); }
 
 struct SplitResult {
   bool ok = false;
@@ -318,7 +159,7 @@ class Searcher {
       const double out = (last < 0 ? x.d.embed.out_bytes : x.d.kinds[x.d.layer_kind[last]].out_bytes) * k.mbs / k.tp;
       const bool crosses = (s + 1) * x.gps / gpn != ((s + 1) * x.gps - 1) / gpn;
       const int kn = crosses ? 2 : 1;
-      const double c1 = detail::collective_time(CommOp::send, 2, kn, out, x.part, x.c, crosses ? std::min(x.gps, gpn) : 1,
+      const double c1 = collective_time(CommOp::send, 2, kn, out, x.part, x.c, crosses ? std::min(x.gps, gpn) : 1,
                                                 x.cell.nodes, x.cell.gpus_per_node);
       pp = std::max(pp, (k.m + S - 1) * 2 * c1 * V);
     }
@@ -336,16 +177,16 @@ class Searcher {
       double dpt = 0;
       if (k.dp > 1) {
         const int kn = nodes_spanned(x, k.dp, k.tp);
-        dpt += detail::collective_time(CommOp::all_reduce, k.dp, kn, gd, x.part, x.c, k.tp, x.cell.nodes,
+        dpt += collective_time(CommOp::all_reduce, k.dp, kn, gd, x.part, x.c, k.tp, x.cell.nodes,
                                        x.cell.gpus_per_node);
         const int dpe = k.dp / ep;
         if (dpe > 1 && ge > 0) {
           const int kne = nodes_spanned(x, k.dp, k.tp);
-          dpt += detail::collective_time(CommOp::all_reduce, dpe, std::min(kne, dpe), ge, x.part, x.c, k.tp,
+          dpt += collective_time(CommOp::all_reduce, dpe, std::min(kne, dpe), ge, x.part, x.c, k.tp,
                                          x.cell.nodes, x.cell.gpus_per_node);
         }
       }
-      const double opt = pg * detail::optimizer_update_bytes(x.model) / (k.zero ? k.dp : 1) / bw;
+      const double opt = pg * optimizer_update_bytes(x.model) / (k.zero ? k.dp : 1) / bw;
       dp_max = std::max(dp_max, dpt);
       opt_max = std::max(opt_max, opt);
       const double mem = stage_mem(k, s, b, e);
@@ -650,86 +491,6 @@ const GpuType* gpu_of(const Cluster& c, const Cell& cell) { return c.gpus.find(c
 
 }  // namespace
 
-Result<void> validate_request(const Request& req) {
-  const Pins& p = req.pins;
-  const int B = req.global_batch;
-  if (B <= 0) return make_error("--global-batch must be > 0 (got " + std::to_string(B) + ")");
-  if (B > 100000000) return make_error("--global-batch " + std::to_string(B) + " is absurd (more than 10^8 samples)");
-  auto pos = [](const std::optional<int>& v, const char* name, int hi) -> Result<void> {
-    if (v && (*v < 1 || *v > hi))
-      return make_error(std::string(name) + " must be in [1, " + std::to_string(hi) + "] (got " + std::to_string(*v) + ")");
-    return {};
-  };
-  for (auto r : {pos(p.tp, "--tp", 64), pos(p.dp, "--dp", 10000000), pos(p.micro_batch_size, "--micro-batch-size", 100000000),
-                 pos(p.micro_batches, "--micro-batches", 100000000)})
-    if (!r) return r;
-  if (p.zero && *p.zero != 0 && *p.zero != 1) return make_error("--zero must be 0 or 1 (got " + std::to_string(*p.zero) + ")");
-  if (p.micro_batches && B % *p.micro_batches != 0)
-    return make_error("--micro-batches " + std::to_string(*p.micro_batches) + " does not divide --global-batch " + std::to_string(B));
-  if (p.micro_batch_size && B % *p.micro_batch_size != 0)
-    return make_error("--micro-batch-size " + std::to_string(*p.micro_batch_size) + " does not divide --global-batch " + std::to_string(B));
-  if (p.dp && B % *p.dp != 0)
-    return make_error("--dp " + std::to_string(*p.dp) + " does not divide --global-batch " + std::to_string(B));
-  if (p.micro_batch_size && p.micro_batches && B % (static_cast<long long>(*p.micro_batch_size) * *p.micro_batches) != 0)
-    return make_error("--micro-batch-size x --micro-batches does not divide --global-batch " + std::to_string(B));
-  if (p.dp && p.micro_batch_size && p.micro_batches &&
-      static_cast<long long>(*p.dp) * *p.micro_batch_size * *p.micro_batches != B)
-    return make_error("--dp x --micro-batch-size x --micro-batches must equal --global-batch " + std::to_string(B));
-  if (req.runtime == Runtime::alpa) {
-    if (p.schedule && p.schedule->kind != Schedule::Kind::gpipe)
-      return make_error("--schedule " + to_string(*p.schedule) + " is not available with --runtime alpa (gpipe only)");
-    if (p.recompute && *p.recompute != Recompute::full)
-      return make_error("--recompute " + std::string(to_string(*p.recompute)) + " is not available with --runtime alpa (full only)");
-    if (p.micro_batches && *p.micro_batches != kAlpaMicroBatches)
-      return make_error("--micro-batches must be 16 with --runtime alpa");
-    if (p.sequence_parallel && *p.sequence_parallel)
-      return make_error("--sequence-parallel on is not available with --runtime alpa");
-    if (B % kAlpaMicroBatches != 0)
-      return make_error("--global-batch " + std::to_string(B) + " is not divisible by the 16 micro-batches of --runtime alpa");
-  } else {
-    if (p.schedule && p.schedule->kind == Schedule::Kind::gpipe)
-      return make_error("--schedule gpipe is not available with --runtime megatron (1f1b or interleaved:V)");
-  }
-  if (req.model.layers <= 0) return make_error("model '" + req.model.id + "' has no layers");
-  return {};
-}
-
-std::vector<Cell> enumerate_cells(const Model& model, Runtime runtime, const Cluster& cluster, const CellFilter& f) {
-  std::vector<Cell> out;
-  const int smax = max_stages(model, runtime);
-  for (const auto& p : cluster.partitions) {
-    if (f.partition && *f.partition != p.name) continue;
-    if (f.gpu && *f.gpu != p.gpu) continue;
-    std::vector<std::pair<int, int>> shapes;  // (nodes, gpus_per_node)
-    if (f.nodes && f.gpus_per_node) {
-      // One explicit allocation: any shape the partition can hold.
-      if (*f.nodes <= p.nodes && *f.gpus_per_node <= p.gpus_per_node && *f.nodes >= 1 && *f.gpus_per_node >= 1)
-        shapes.emplace_back(*f.nodes, *f.gpus_per_node);
-    } else {
-      for (int g : divisors(p.gpus_per_node)) shapes.emplace_back(1, g);
-      for (int n = 2; n <= p.nodes; ++n) shapes.emplace_back(n, p.gpus_per_node);
-    }
-    for (auto [n, g] : shapes) {
-      if (f.nodes && *f.nodes != n) continue;
-      if (f.gpus_per_node && *f.gpus_per_node != g) continue;
-      for (int s : divisors(static_cast<long long>(n) * g)) {
-        if (s > smax) break;
-        if (f.stages && *f.stages != s) continue;
-        out.push_back(Cell{p.name, p.gpu, n, g, s});
-      }
-    }
-  }
-  return out;
-}
-
-static Estimate infeasible(const Cell& cell, std::string why) {
-  Estimate e;
-  e.cell = cell;
-  e.feasible = false;
-  e.why = std::move(why);
-  return e;
-}
-
 static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cluster, const SearchOptions& opts,
                          const Plan* fixed) {
   const Partition* part = cluster.find_partition(cell.partition);
@@ -750,8 +511,8 @@ static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cl
   if (!(gpu->peak_tflops(req.model.dtype) > 0))
     return infeasible(cell, "GPU type '" + gpu->id + "' has no " + std::string(to_string(req.model.dtype)) +
                                 " rate in the catalogue (tflops." + std::string(to_string(req.model.dtype)) + ")");
-  Ctx x{req, req.model, cell, *part, *gpu, opts.constants ? *opts.constants : cost_constants(*gpu, req.runtime),
-        detail::describe(req.model)};
+  Ctx x{req, req.model, cell, *part, *gpu, opts.constants ? *opts.constants : cost_constants(cluster.gpus, *gpu, req.runtime),
+        describe(req.model)};
   x.L = static_cast<int>(x.d.layer_kind.size());
   x.S = cell.stages;
   x.gps = cell.gpus() / cell.stages;
@@ -813,7 +574,7 @@ static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cl
   // Quick memory bound: model states spread perfectly over every GPU of the Cell.
   {
     const double P = req.model.parameters();
-    const double opt = detail::optimizer_state_bytes(req.model);
+    const double opt = optimizer_state_bytes(req.model);
     const double w = x.d.dtype_bytes;
     double lb = P * (2 * w + opt / std::max(1, x.gps)) / cell.gpus();
     if (lb > x.cap) {
@@ -866,59 +627,6 @@ Estimate estimate_plan(const Request& req, const Cell& cell, const Plan& plan, c
   } catch (const std::exception& ex) {
     return infeasible(cell, std::string("internal error: ") + ex.what());
   }
-}
-
-static bool better(const Estimate& a, const Estimate& b) {
-  if (a.feasible != b.feasible) return a.feasible;
-  if (a.feasible && a.iter_time_s != b.iter_time_s) return a.iter_time_s < b.iter_time_s;
-  if (a.cell.gpus() != b.cell.gpus()) return a.cell.gpus() < b.cell.gpus();
-  if (a.cell.partition != b.cell.partition) return a.cell.partition < b.cell.partition;
-  if (a.cell.nodes != b.cell.nodes) return a.cell.nodes < b.cell.nodes;
-  return a.cell.stages < b.cell.stages;
-}
-
-std::vector<Estimate> rank_cells(const Request& req, const Cluster& cluster, const CellFilter& filter,
-                                 const SearchOptions& opts) {
-  std::vector<Estimate> out;
-  try {
-    for (const Cell& c : enumerate_cells(req.model, req.runtime, cluster, filter))
-      out.push_back(estimate_cell(req, c, cluster, opts));
-    std::stable_sort(out.begin(), out.end(), better);
-  } catch (const std::exception&) {
-  }
-  return out;
-}
-
-Estimate best_for_allocation(const Request& req, const Cluster& cluster, std::string gpu, int nodes, int gpus_per_node,
-                             const SearchOptions& opts) {
-  Cell none{"", gpu, nodes, gpus_per_node, 0};
-  const Partition* part = nullptr;
-  for (const auto& p : cluster.partitions)
-    if (p.gpu == gpu && p.nodes >= nodes && p.gpus_per_node >= gpus_per_node) {
-      part = &p;
-      break;
-    }
-  if (!part) return infeasible(none, "no partition has " + std::to_string(nodes) + " nodes x " +
-                                         std::to_string(gpus_per_node) + " GPUs of type '" + gpu + "'");
-  none.partition = part->name;
-  Estimate best = infeasible(none, "no stage count fits");
-  bool first = true;
-  try {
-    const long long G = static_cast<long long>(nodes) * gpus_per_node;
-    for (int s : divisors(G)) {
-      if (s > max_stages(req.model, req.runtime)) break;
-      Cell c{part->name, gpu, nodes, gpus_per_node, s};
-      Estimate e = estimate_cell(req, c, cluster, opts);
-      if (first || better(e, best)) {
-        // Keep the first infeasible reason (fewest stages) unless something fits.
-        if (first || e.feasible) best = e;
-        first = false;
-      }
-    }
-  } catch (const std::exception& ex) {
-    return infeasible(none, std::string("internal error: ") + ex.what());
-  }
-  return best;
 }
 
 }  // namespace crius::estimator

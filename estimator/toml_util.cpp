@@ -1,8 +1,8 @@
 #include "estimator/toml_util.h"
 
+#include "common/util.h"
+
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 namespace crius::estimator::detail {
 
@@ -10,48 +10,6 @@ std::string where(const std::string& file, const toml::source_region& r) {
   std::string s = file;
   if (r.begin.line > 0) s += ":" + std::to_string(r.begin.line) + ":" + std::to_string(r.begin.column);
   return s;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-static size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t sub = prev[j - 1] + (std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                                          std::tolower(static_cast<unsigned char>(b[j - 1]))
-                                      ? 0
-                                      : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-std::vector<std::string> close_matches(std::string_view word, const std::vector<std::string>& candidates) {
-  std::vector<std::pair<size_t, std::string>> scored;
-  std::string lw = lower(word);
-  size_t limit = std::max<size_t>(2, word.size() / 3);
-  for (const auto& c : candidates) {
-    std::string lc = lower(c);
-    size_t d = edit_distance(lw, lc);
-    bool sub = !lw.empty() && lw.size() >= 2 && (lc.find(lw) != std::string::npos || lw.find(lc) != std::string::npos);
-    size_t prefix = 0;
-    while (prefix < lw.size() && prefix < lc.size() && lw[prefix] == lc[prefix]) ++prefix;
-    if (d <= limit || sub || prefix >= 3) scored.emplace_back(d, c);
-  }
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<std::string> out;
-  for (size_t i = 0; i < scored.size() && i < 5; ++i) out.push_back(scored[i].second);
-  return out;
 }
 
 std::string format_matches(const std::vector<std::string>& matches) {
@@ -69,15 +27,6 @@ Result<toml::table> parse_toml(std::string_view text, const std::string& source)
   } catch (const std::exception& e) {
     return make_error(source + ": " + e.what());
   }
-}
-
-Result<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path + ": cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return make_error(path + ": read error");
-  return ss.str();
 }
 
 std::optional<Error> TableReader::unknown_keys(const std::vector<std::string>& known) const {
@@ -126,12 +75,6 @@ Result<std::optional<long long>> TableReader::integer(std::string_view key, long
   return std::optional<long long>{v};
 }
 
-static std::string fmt_num(double v) {
-  std::ostringstream ss;
-  ss << v;
-  return ss.str();
-}
-
 Result<std::optional<double>> TableReader::number(std::string_view key, double lo, double hi, bool lo_open) const {
   const toml::node* n = m_t.get(key);
   if (!n) return std::optional<double>{};
@@ -144,8 +87,8 @@ Result<std::optional<double>> TableReader::number(std::string_view key, double l
     return bad(key, "must be a number");
   bool low_bad = lo_open ? !(v > lo) : !(v >= lo);
   if (!std::isfinite(v) || low_bad || v > hi)
-    return bad(key, "= " + fmt_num(v) + " is out of range " + (lo_open ? "(" : "[") + fmt_num(lo) + ", " +
-                        fmt_num(hi) + "]");
+    return bad(key, "= " + util::fmt(v, 6) + " is out of range " + (lo_open ? "(" : "[") + util::fmt(lo, 6) + ", " +
+                        util::fmt(hi, 6) + "]");
   return std::optional<double>{v};
 }
 

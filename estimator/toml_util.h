@@ -11,18 +11,19 @@
 
 #include <toml++/toml.h>
 
+#include "common/util.h"
 #include "estimator/result.h"
 
 namespace crius::estimator::detail {
 
 std::string where(const std::string& file, const toml::source_region& r);
-std::vector<std::string> close_matches(std::string_view word, const std::vector<std::string>& candidates);
+using util::close_matches;
+using util::lower;
 std::string format_matches(const std::vector<std::string>& matches);  // " (close matches: a, b)" or ""
-std::string lower(std::string_view s);
 
 // Parses TOML text; a syntax error becomes "file:line:col: description".
 Result<toml::table> parse_toml(std::string_view text, const std::string& source);
-Result<std::string> read_file(const std::string& path);
+using util::read_file;
 
 // Reads keys of one table with checks.  `context` names the table in messages,
 // e.g. "[gpu.a100]" or "[[partition]] #2".

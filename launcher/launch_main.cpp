@@ -1,369 +1,30 @@
 // crius-launch: starts one rank per GPU for a plan (mpirun or srun), gives each
 // rank the torchrun-style and CRIUS_* environment, and reports the first rank
-// that failed. The same binary is the per-rank shim (`--rank-exec`): it sets the
-// rank's environment, runs the program and reports how it ended.
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
+// that failed (crius-launch(1)).  The same binary is the per-rank shim
+// (`--rank-exec`, rank_exec.cpp); the watcher is watch.cpp.
 #include <unistd.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iostream>
-#include <regex>
-#include <sstream>
-#include <thread>
 
 #include <CLI/CLI.hpp>
 
-#include "launcher/job_record.h"
+#include "common/util.h"
+#include "job/env.h"
+#include "launcher/launch.h"
 #include "launcher/layout.h"
+#include "launcher/plan_source.h"
+#include "launcher/rank_env.h"
+#include "slurm_plugin/load_record.h"
 
 #ifndef CRIUS_MPIRUN
 #define CRIUS_MPIRUN "mpirun"
 #endif
 
-namespace cl = crius::launcher;
-
 namespace {
-
-constexpr const char* kProg = "crius-launch";
-constexpr int kExitUsage = 2;
-constexpr int kExitFailure = 1;
-
-std::optional<std::string> env(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return std::nullopt;
-  return std::string(v);
-}
-
-std::optional<int> env_int(const char* name) {
-  auto v = env(name);
-  if (!v) return std::nullopt;
-  try {
-    size_t pos = 0;
-    int n = std::stoi(*v, &pos);
-    return n;
-  } catch (...) {
-    return std::nullopt;
-  }
-}
-
-std::string hostname() {
-  if (auto n = env("SLURMD_NODENAME")) return *n;
-  char buf[256] = {};
-  gethostname(buf, sizeof buf - 1);
-  return buf;
-}
-
-std::string signal_name(int sig) {
-  const char* d = sigabbrev_np(sig);
-  return d ? std::string("SIG") + d : "signal " + std::to_string(sig);
-}
-
-// ---------------------------------------------------------------- rank shim
-
-volatile sig_atomic_t g_child = 0;
-volatile sig_atomic_t g_terminating = 0;
-
-void forward_to_child(int sig) {
-  if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT) g_terminating = 1;
-  if (g_child > 0) kill(g_child, sig);
-}
-
-void set_env(const std::string& k, const std::string& v, bool overwrite) { setenv(k.c_str(), v.c_str(), overwrite); }
-
-int rank_exec(const std::vector<std::string>& command) {
-  // Die with the process that started us (mpirun's daemon or slurmstepd), so a
-  // killed launcher never leaves ranks behind.
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  auto spec_text = env("CRIUS_LAUNCH_SPEC");
-  if (!spec_text) {
-    std::cerr << kProg << ": --rank-exec: CRIUS_LAUNCH_SPEC is not set (this mode is internal to crius-launch)\n";
-    return kExitUsage;
-  }
-  nlohmann::json spec;
-  try {
-    spec = nlohmann::json::parse(*spec_text);
-  } catch (const std::exception& e) {
-    std::cerr << kProg << ": --rank-exec: CRIUS_LAUNCH_SPEC: " << e.what() << "\n";
-    return kExitUsage;
-  }
-  auto plan = cl::plan_from_json(spec.at("plan"), "CRIUS_LAUNCH_SPEC");
-  if (!plan) {
-    std::cerr << kProg << ": " << plan.error() << "\n";
-    return kExitUsage;
-  }
-  auto layout = cl::Layout::make(*plan, spec.at("hosts").get<std::vector<std::string>>(), spec.at("gpus_per_node").get<int>());
-  if (!layout) {
-    std::cerr << kProg << ": " << layout.error() << "\n";
-    return kExitUsage;
-  }
-  std::optional<int> rank;
-  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", "PMI_RANK"})
-    if (!rank) rank = env_int(v);
-  std::optional<int> size;
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "PMI_SIZE"})
-    if (!size) size = env_int(v);
-  if (!rank) {
-    std::cerr << kProg << ": --rank-exec: no rank in the environment (OMPI_COMM_WORLD_RANK, PMIX_RANK, SLURM_PROCID)\n";
-    return kExitUsage;
-  }
-  const int world = layout->world_size();
-  if (*rank < 0 || *rank >= world || (size && *size != world)) {
-    std::cerr << kProg << ": --rank-exec: rank " << *rank << " of " << size.value_or(-1)
-              << " does not fit the plan's " << world << " ranks\n";
-    return kExitUsage;
-  }
-  const cl::RankInfo& me = layout->rank(*rank);
-  const cl::Plan& p = layout->plan();
-  const auto& st = p.stages[me.stage];
-  std::optional<int> local_rank = env_int("OMPI_COMM_WORLD_LOCAL_RANK");
-  if (!local_rank) local_rank = env_int("SLURM_LOCALID");
-  std::optional<int> local_size = env_int("OMPI_COMM_WORLD_LOCAL_SIZE");
-  if (local_rank && *local_rank != me.local_rank)
-    std::cerr << kProg << ": warning: rank " << me.rank << " was placed as local rank " << *local_rank
-              << ", the layout expects " << me.local_rank << " (check --mpi-arg placement options)\n";
-
-  // torchrun's contract: never overwrite what the user set.
-  set_env("RANK", std::to_string(me.rank), false);
-  set_env("LOCAL_RANK", std::to_string(local_rank.value_or(me.local_rank)), false);
-  set_env("WORLD_SIZE", std::to_string(world), false);
-  set_env("LOCAL_WORLD_SIZE", std::to_string(local_size.value_or(layout->ranks_on_node(me.node))), false);
-  set_env("GROUP_RANK", std::to_string(me.node), false);
-  set_env("MASTER_ADDR", spec.at("master_addr").get<std::string>(), false);
-  set_env("MASTER_PORT", std::to_string(spec.at("master_port").get<int>()), false);
-  // The plan crius-launch runs: always set, so every rank and the runtime agree.
-  std::vector<int> tps, dps;
-  for (const auto& s : p.stages) {
-    tps.push_back(s.tp);
-    dps.push_back(s.dp);
-  }
-  set_env("CRIUS_TP_SIZE", std::to_string(st.tp), true);
-  set_env("CRIUS_TP_RANK", std::to_string(me.tp_rank), true);
-  set_env("CRIUS_DP_SIZE", std::to_string(st.dp), true);
-  set_env("CRIUS_DP_RANK", std::to_string(me.dp_rank), true);
-  set_env("CRIUS_PP_SIZE", std::to_string(p.pp()), true);
-  set_env("CRIUS_PP_RANK", std::to_string(me.stage), true);
-  set_env("CRIUS_STAGE_TP", cl::format_int_list(tps), true);
-  set_env("CRIUS_STAGE_DP", cl::format_int_list(dps), true);
-  if (p.has_layers()) {
-    set_env("CRIUS_STAGE_LAYERS", cl::format_layer_ranges(p), true);
-    set_env("CRIUS_LAYERS", std::to_string(st.first_layer) + "-" + std::to_string(st.last_layer), true);
-  }
-  set_env("CRIUS_MICRO_BATCHES", std::to_string(p.micro_batches), true);
-  set_env("CRIUS_MICRO_BATCH_SIZE", std::to_string(p.micro_batch_size), true);
-  set_env("CRIUS_SCHEDULE", p.schedule, true);
-  set_env("CRIUS_RECOMPUTE", p.recompute, true);
-  set_env("CRIUS_RANK_ORDER", "tp-dp-pp", true);
-  set_env("CRIUS_PLAN_JSON", cl::to_json(p).dump(), true);
-  char hash[32];
-  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(cl::plan_hash(p)));
-  set_env("CRIUS_PLAN_HASH", hash, true);
-  set_env("CRIUS_HOST", me.host, true);
-  {
-    std::string nodes;
-    for (const auto& h : layout->hosts()) nodes += (nodes.empty() ? "" : ",") + h;
-    set_env("CRIUS_NODELIST", nodes, true);
-    set_env("CRIUS_GPUS_PER_NODE", std::to_string(spec.at("gpus_per_node").get<int>()), true);
-  }
-  unsetenv("CRIUS_LAUNCH_SPEC");
-
-  struct sigaction sa = {};
-  sa.sa_handler = forward_to_child;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT, SIGALRM})
-    sigaction(sig, &sa, nullptr);
-
-  std::fflush(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    std::perror("crius-launch: fork");
-    return kExitFailure;
-  }
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT, SIGALRM}) signal(sig, SIG_DFL);
-    std::vector<char*> argv;
-    for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    std::fprintf(stderr, "crius-launch: rank %d: cannot run '%s': %s\n", me.rank, argv[0], std::strerror(errno));
-    _exit(127);
-  }
-  g_child = pid;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  const std::string host = hostname();
-  int code = 0;
-  std::string how;
-  if (WIFEXITED(status)) {
-    code = WEXITSTATUS(status);
-    how = "exit status " + std::to_string(code);
-  } else if (WIFSIGNALED(status)) {
-    code = 128 + WTERMSIG(status);
-    how = "killed by " + signal_name(WTERMSIG(status));
-  }
-  if (code != 0) {
-    // The launcher parses this line: keep its shape.
-    std::fprintf(stderr, "crius-launch: rank %d on host %s %s: %s [status %d]\n", me.rank, host.c_str(),
-                 g_terminating ? "stopped" : "failed", how.c_str(), code);
-    std::fflush(stderr);
-  }
-  return code;
-}
-
-// ---------------------------------------------------------------- launcher
-
-volatile sig_atomic_t g_launcher_child = 0;
-volatile sig_atomic_t g_got_term = 0;
-
-void forward_to_launcher(int sig) {
-  if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) g_got_term = sig;
-  if (g_launcher_child > 0) kill(g_launcher_child, sig);
-}
-
-struct Failure {
-  int rank = -1;
-  std::string host, how;
-  int status = 0;
-};
-
-int run_and_watch(const std::vector<std::string>& cmd, int kill_after_s) {
-  int pfd[2];
-  if (pipe(pfd) != 0) {
-    std::perror("crius-launch: pipe");
-    return kExitFailure;
-  }
-  struct sigaction sa = {};
-  sa.sa_handler = forward_to_launcher;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT}) sigaction(sig, &sa, nullptr);
-  std::fflush(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    std::perror("crius-launch: fork");
-    return kExitFailure;
-  }
-  if (pid == 0) {
-    setpgid(0, 0);
-    dup2(pfd[1], 2);
-    close(pfd[0]);
-    close(pfd[1]);
-    for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT}) signal(sig, SIG_DFL);
-    std::vector<char*> argv;
-    for (const auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    std::fprintf(stderr, "crius-launch: cannot run '%s': %s\n", argv[0], std::strerror(errno));
-    _exit(127);
-  }
-  setpgid(pid, pid);
-  g_launcher_child = pid;
-  close(pfd[1]);
-  const std::regex line_re(R"(^crius-launch: rank (\d+) on host (\S+) failed: (.*) \[status (\d+)\]$)");
-  std::optional<Failure> first;
-  std::chrono::steady_clock::time_point failed_at;
-  int escalation = 0;  // 0 none, 1 SIGTERM sent, 2 SIGKILL sent
-  std::string buf;
-  bool eof = false;
-  int status = 0;
-  bool exited = false;
-  auto handle_line = [&](const std::string& line) {
-    std::smatch m;
-    if (!first && std::regex_match(line, m, line_re)) {
-      first = Failure{std::stoi(m[1]), m[2], m[3], std::stoi(m[4])};
-      failed_at = std::chrono::steady_clock::now();
-    }
-  };
-  while (!eof || !exited) {
-    if (!eof) {
-      pollfd p = {pfd[0], POLLIN, 0};
-      int n = poll(&p, 1, 200);
-      if (n > 0) {
-        char tmp[4096];
-        ssize_t got = read(pfd[0], tmp, sizeof tmp);
-        if (got > 0) {
-          (void)!write(2, tmp, static_cast<size_t>(got));
-          buf.append(tmp, static_cast<size_t>(got));
-          size_t nl;
-          while ((nl = buf.find('\n')) != std::string::npos) {
-            handle_line(buf.substr(0, nl));
-            buf.erase(0, nl + 1);
-          }
-        } else if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN)) {
-          eof = true;
-        }
-      }
-    } else {
-      usleep(50000);
-    }
-    if (!exited) {
-      pid_t w = waitpid(pid, &status, WNOHANG);
-      if (w == pid) {
-        exited = true;
-        g_launcher_child = 0;
-        // Drain what is left without blocking on ranks' orphaned pipes.
-        int fl = fcntl(pfd[0], F_GETFL);
-        fcntl(pfd[0], F_SETFL, fl | O_NONBLOCK);
-      }
-    }
-    if (exited && !eof) {
-      char tmp[4096];
-      ssize_t got;
-      while ((got = read(pfd[0], tmp, sizeof tmp)) > 0) {
-        (void)!write(2, tmp, static_cast<size_t>(got));
-        buf.append(tmp, static_cast<size_t>(got));
-      }
-      size_t nl;
-      while ((nl = buf.find('\n')) != std::string::npos) {
-        handle_line(buf.substr(0, nl));
-        buf.erase(0, nl + 1);
-      }
-      eof = true;
-    }
-    // A rank failed: the MPI launcher should stop the rest; make sure it does.
-    if (first && !exited) {
-      double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - failed_at).count();
-      if (escalation == 0 && since > kill_after_s * 0.5) {
-        killpg(pid, SIGTERM);
-        escalation = 1;
-      } else if (escalation == 1 && since > kill_after_s * 0.8) {
-        killpg(pid, SIGKILL);
-        escalation = 2;
-      }
-    }
-  }
-  close(pfd[0]);
-  if (first) {
-    std::fprintf(stderr, "crius-launch: rank %d on host %s failed (%s); the job was stopped; exit status %d\n",
-                 first->rank, first->host.c_str(), first->how.c_str(), first->status);
-    return first->status;
-  }
-  if (g_got_term) return 128 + g_got_term;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 127) return kExitFailure;
-  std::string how = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
-                                      : "killed by " + signal_name(WTERMSIG(status));
-  std::fprintf(stderr, "crius-launch: %s ended with %s and no rank reported a failure\n", cmd[0].c_str(), how.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::string read_file(const std::string& path, bool& ok) {
-  std::ifstream in(path);
-  ok = static_cast<bool>(in);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string self_path(const char* argv0) {
   char buf[4096];
@@ -375,6 +36,9 @@ std::string self_path(const char* argv0) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  using namespace crius;
+  using namespace crius::launcher;
+  namespace est = crius::estimator;
   std::vector<std::string> left, command;
   bool seen_dashdash = false;
   for (int i = 1; i < argc; ++i) {
@@ -442,80 +106,104 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
-  // ---- the plan: --plan, then flags, then the CRIUS_* job environment, then -n ranks of pure DP
-  cl::Plan plan;
+  // ---- the plan: --plan, then flags, then the job's record (or CRIUS_PLAN_JSON), then -n ranks of DP
+  est::Plan plan;
+  LaunchSpec spec;
+  int record_gpn = 0;  // the Cell's GPUs per node when the plan is the record's
   bool shape_flags = !tp.empty() || pp > 0 || !dp.empty() || !stage_layers.empty() || layers > 0;
   if (!plan_file.empty() && shape_flags) {
     std::cerr << kProg << ": --plan and --tp/--pp/--dp/--stage-layers exclude each other\n";
     return kExitUsage;
   }
   if (!plan_file.empty()) {
-    bool ok = false;
-    std::string text = read_file(plan_file, ok);
-    if (!ok) {
-      std::cerr << kProg << ": --plan: cannot read '" << plan_file << "': " << std::strerror(errno) << "\n";
+    auto text = util::read_file(plan_file);
+    if (!text) {
+      std::cerr << kProg << ": --plan: cannot read '" << plan_file << "': " << text.error() << "\n";
       return kExitUsage;
     }
-    auto p = cl::plan_from_json_text(text, plan_file);
+    auto p = plan_from_document_text(*text, plan_file);
     if (!p) {
       std::cerr << kProg << ": " << p.error() << "\n";
       return kExitUsage;
     }
     plan = *p;
   } else if (shape_flags) {
-    auto p = cl::plan_from_shape(tp.empty() ? "1" : tp, pp > 0 ? pp : 1, dp.empty() ? "1" : dp, stage_layers, layers);
+    auto p = plan_from_shape(tp.empty() ? "1" : tp, pp > 0 ? pp : 1, dp.empty() ? "1" : dp, stage_layers, layers);
     if (!p) {
       std::cerr << kProg << ": " << p.error() << "\n";
       return kExitUsage;
     }
     plan = *p;
   } else {
-    // A job criusd moved after submission: its record has the plan of the new Cell.
-    std::string moved_cell;
-    std::optional<std::string> moved;
-    if (const char* job = std::getenv("SLURM_JOB_ID"); job && std::getenv("CRIUS_PLAN_JSON"))
-      moved = crius::launcher::moved_plan_json(job, &moved_cell);
-    if (moved) {
-      std::cerr << kProg << ": criusd moved this job to Cell " << moved_cell
-                << "; running its plan from the job record, not the CRIUS_* environment\n";
-      setenv("CRIUS_PLAN_JSON", moved->c_str(), 1);
+    // In a crius job the record is the source of truth (it changes when criusd moves the
+    // job; the job's environment does not): crius(7).
+    std::optional<job::Record> rec;
+    if (auto job_id = env("SLURM_JOB_ID")) {
+      auto r = slurm::load_job_record(*job_id);
+      if (r) rec = std::move(*r);
+      else if (env("CRIUS_PLAN_JSON"))
+        std::cerr << kProg << ": warning: " << r.error() << "; running the plan of the job's environment\n";
+      else {
+        std::cerr << kProg << ": " << r.error() << "\n";
+        return kExitFailure;
+      }
     }
-    auto p = cl::plan_from_env(cl::process_env());
-    if (!p) {
-      std::cerr << kProg << ": " << p.error() << "\n";
-      return kExitUsage;
-    }
-    if (p->has_value()) {
-      plan = **p;
+    if (rec) {
+      if (rec->by == "criusd")
+        std::cerr << kProg << ": criusd moved this job to Cell " << est::describe(rec->cell)
+                  << "; running the plan of its record\n";
+      plan = rec->plan;
+      spec.job_env = job::record_env(*rec);
+      record_gpn = rec->cell.gpus_per_node;
+    } else if (auto text = env("CRIUS_PLAN_JSON")) {
+      auto p = est::plan_from_json_text(*text, "CRIUS_PLAN_JSON");
+      if (!p) {
+        std::cerr << kProg << ": " << p.error() << "\n";
+        return kExitUsage;
+      }
+      plan = *p;
     } else {
       int n = ntasks;
       if (n <= 0) n = env_int("SLURM_NTASKS").value_or(0);
       if (n <= 0) {
         std::cerr << kProg << ": no plan: give --plan FILE, --tp/--pp/--dp, -n N, or run in a job submitted with crius "
-                               "options (CRIUS_PP_SIZE, CRIUS_STAGE_TP, ... in the environment)\n";
+                               "options (its record, or CRIUS_PLAN_JSON)\n";
         return kExitUsage;
       }
-      auto q = cl::plan_from_shape("1", 1, std::to_string(n), "", 0);
-      plan = *q;
+      plan = *plan_from_shape("1", 1, std::to_string(n), "", 0);
     }
   }
   if (micro_batches > 0) plan.micro_batches = micro_batches;
   if (micro_batch_size > 0) plan.micro_batch_size = micro_batch_size;
-  if (!schedule.empty()) plan.schedule = schedule;
-  if (!recompute.empty()) plan.recompute = recompute;
-  if (auto r = cl::validate(plan, "plan"); !r) {
+  if (!schedule.empty()) {
+    auto s = est::parse_schedule(schedule);
+    if (!s) {
+      std::cerr << kProg << ": --schedule: " << s.error() << "\n";
+      return kExitUsage;
+    }
+    plan.schedule = *s;
+  }
+  if (!recompute.empty()) {
+    auto r = est::parse_recompute(recompute);
+    if (!r) {
+      std::cerr << kProg << ": --recompute: " << r.error() << "\n";
+      return kExitUsage;
+    }
+    plan.recompute = *r;
+  }
+  if (auto r = est::validate(plan, "plan"); !r) {
     std::cerr << kProg << ": " << r.error() << "\n";
     return kExitUsage;
   }
   const int world = plan.world_size();
   if (ntasks > 0 && ntasks != world) {
     std::cerr << kProg << ": -n " << ntasks << " does not match the plan's " << world << " ranks ("
-              << cl::canonical(plan) << ")\n";
+              << est::plan_text(plan) << ")\n";
     return kExitUsage;
   }
 
   if (megatron) {
-    auto a = cl::megatron_args(plan);
+    auto a = megatron_args(plan);
     if (!a) {
       std::cerr << kProg << ": " << a.error() << "\n";
       return kExitFailure;
@@ -530,14 +218,15 @@ int main(int argc, char** argv) {
   const bool in_slurm = env("SLURM_JOB_ID").has_value() && env("SLURM_JOB_NODELIST").has_value();
   std::vector<std::string> hosts;
   if (in_slurm) {
-    auto h = cl::expand_hostlist(*env("SLURM_JOB_NODELIST"));
+    auto h = expand_hostlist(*env("SLURM_JOB_NODELIST"));
     if (!h) {
       std::cerr << kProg << ": SLURM_JOB_NODELIST: " << h.error() << "\n";
       return kExitFailure;
     }
     hosts = *h;
-    if (gpus_per_node <= 0) gpus_per_node = env_int("CRIUS_CELL_GPUS_PER_NODE").value_or(0);
+    if (gpus_per_node <= 0) gpus_per_node = record_gpn;
     if (gpus_per_node <= 0) gpus_per_node = env_int("SLURM_GPUS_ON_NODE").value_or(0);
+    if (gpus_per_node <= 0) gpus_per_node = env_int("CRIUS_GPUS_PER_NODE").value_or(0);
     if (gpus_per_node <= 0 && env("SLURM_GPUS_PER_NODE")) {
       std::string g = *env("SLURM_GPUS_PER_NODE");  // "8" or "a100:8"
       auto c = g.rfind(':');
@@ -552,7 +241,7 @@ int main(int argc, char** argv) {
     if (gpus_per_node <= 0) gpus_per_node = world;
     else hosts.resize((world + gpus_per_node - 1) / gpus_per_node, hosts[0]);
   }
-  auto layout = cl::Layout::make(plan, hosts, gpus_per_node);
+  auto layout = Layout::make(plan, hosts, gpus_per_node);
   if (!layout) {
     std::cerr << kProg << ": " << layout.error() << "\n";
     return kExitFailure;
@@ -569,12 +258,12 @@ int main(int argc, char** argv) {
     auto job = env_int("SLURM_JOB_ID");
     master_port = job ? 20000 + (*job % 20000) : 29500;
   }
-  nlohmann::json spec = {{"plan", cl::to_json(plan)},
-                         {"hosts", hosts},
-                         {"gpus_per_node", gpus_per_node},
-                         {"master_addr", master_addr},
-                         {"master_port", master_port}};
-  setenv("CRIUS_LAUNCH_SPEC", spec.dump().c_str(), 1);
+  spec.plan = plan;
+  spec.hosts = hosts;
+  spec.gpus_per_node = gpus_per_node;
+  spec.master_addr = master_addr;
+  spec.master_port = master_port;
+  setenv("CRIUS_LAUNCH_SPEC", to_json(spec).dump().c_str(), 1);
 
   const std::string self = self_path(argv[0]);
   std::vector<std::string> cmd;

@@ -1,7 +1,7 @@
-// Rank layout of a training plan: which global rank runs which pipeline stage,
-// data-parallel replica and tensor-parallel slice, the TP/DP/PP groups, and on
-// which host every rank sits. Pure C++ (no MPI): crius-launch, the runtime and
-// the tests share it.
+// Rank layout of a training plan (estimator::Plan): which global rank runs which
+// pipeline stage, data-parallel replica and tensor-parallel slice, the TP/DP/PP
+// groups, and on which host every rank sits. Pure C++ (no MPI): crius-launch, the
+// runtime and the tests share it.  Where a plan comes from: launcher/plan_source.h.
 //
 // Rank order (DESIGN.md): every pipeline stage owns a contiguous block of ranks;
 // inside a stage TP varies fastest, then DP. With equal stages this is
@@ -16,7 +16,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,65 +23,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "estimator/plan.h"
 #include "estimator/result.h"
 
 namespace crius::launcher {
 
-struct StagePlan {
-  int first_layer = -1;  // inclusive; -1 when the plan names no layers
-  int last_layer = -1;   // inclusive
-  int tp = 1;
-  int dp = 1;
-  int size() const { return tp * dp; }
-};
-
-struct Plan {
-  std::vector<StagePlan> stages;
-  int micro_batches = 1;
-  int micro_batch_size = 1;
-  std::string schedule = "1f1b";  // gpipe | 1f1b | interleaved:V
-  std::string recompute = "none";  // none | selective | full
-  bool sequence_parallel = false;
-  int zero = 0;
-
-  int pp() const { return static_cast<int>(stages.size()); }
-  int world_size() const;
-  bool has_layers() const { return !stages.empty() && stages[0].first_layer >= 0; }
-  int num_layers() const;  // 0 without layer ranges
-  bool uniform() const;    // all stages share tp and dp
-};
-
-// Canonical text of a plan ("pp=2;stages=0-11:tp2:dp2,12-23:tp2:dp2;mb=8;mbs=1;..."),
-// the same on every rank for the same plan; its FNV-1a hash is the plan hash.
-std::string canonical(const Plan& plan);
-std::uint64_t plan_hash(const Plan& plan);
-
-// Checks a plan: positive sizes, contiguous layer ranges from 0, known schedule
-// and recompute. `what` names the source in messages ("--plan plan.json").
-Result<void> validate(const Plan& plan, const std::string& what);
-
-// Plan sources.
-using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
-EnvLookup process_env();
-// From the CRIUS_* submission environment. Returns an empty optional (no error)
-// when neither CRIUS_PLAN_JSON nor CRIUS_PP_SIZE/CRIUS_STAGE_TP is set.
-Result<std::optional<Plan>> plan_from_env(const EnvLookup& env);
-// From a crius-estimate JSON document: {"cells":[{..."plan":{...}}]} (the first
-// feasible cell), one cell object, {"plan":{...}} or the plan object itself.
-Result<Plan> plan_from_json(const nlohmann::json& doc, const std::string& what);
-Result<Plan> plan_from_json_text(std::string_view text, const std::string& what);
-nlohmann::json to_json(const Plan& plan);
-// From --tp/--pp/--dp flags: each a single value or a comma list per stage;
-// stage_layers like "0-11,12-23" (optional); layers = total (optional, splits evenly).
-Result<Plan> plan_from_shape(const std::string& tp, int pp, const std::string& dp,
-                             const std::string& stage_layers, int layers);
-
-// Parsers shared with the environment reader.
-Result<std::vector<int>> parse_int_list(std::string_view text, const std::string& what);
-Result<std::vector<std::pair<int, int>>> parse_layer_ranges(std::string_view text,
-                                                            const std::string& what);
-std::string format_layer_ranges(const Plan& plan);  // "0-11,12-23"
-std::string format_int_list(const std::vector<int>& values);
+using estimator::Plan;
+using estimator::StagePlan;
 
 // Slurm host lists: "a100-[1-2],v100-1,n[01-03,7]" -> names.
 Result<std::vector<std::string>> expand_hostlist(std::string_view list);

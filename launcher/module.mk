@@ -5,7 +5,7 @@
 LAUNCH_LIB := $(B)/libcrius_launch.a
 RUNTIME_LIB := $(B)/libcrius_runtime.a
 
-LAUNCH_OBJS := $(B)/launcher/layout.o
+LAUNCH_OBJS := $(B)/launcher/layout.o $(B)/launcher/plan_source.o $(B)/launcher/rank_env.o
 $(LAUNCH_LIB): $(LAUNCH_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $^
@@ -29,12 +29,13 @@ RUNTIME_LINK_LIBS += $(NCCL_LIBS) $(CUDA_LIBS)
 endif
 
 # crius-launch: no MPI library needed (it runs mpirun/srun and is its own rank shim);
-# libslurm reads the job's record when criusd moved the job.
+# libslurm reads the job's record (the source of its plan; slurm_plugin/load_record.h).
 PROGRAMS += $(B)/bin/crius-launch
-$(B)/bin/crius-launch: $(B)/launcher/launch_main.o $(B)/launcher/job_record.o $(LAUNCH_LIB)
+$(B)/bin/crius-launch: $(addprefix $(B)/launcher/,launch_main.o rank_exec.o watch.o) \
+  $(B)/libcrius_slurm.a $(LAUNCH_LIB) $(LIBCRIUS)
 	$(LINK_PROGRAM)
 $(B)/bin/crius-launch: EXTRA_LIBS += $(SLURM_LIBS)
-$(B)/launcher/job_record.o: EXTRA_CPPFLAGS += $(SLURM_CFLAGS)
+$(B)/launcher/launch_main.o: EXTRA_CPPFLAGS += -DCRIUS_MPIRUN='"$(MPIRUN)"'
 
 # crius-train: reference trainer (MPI; cuBLAS + NCCL backend with CUDA).
 TRAIN_SRCS := launcher/train/train_main.cpp launcher/train/model.cpp launcher/train/predict.cpp
@@ -63,14 +64,15 @@ $(B)/tests/mpi/rankinfo.o: EXTRA_CPPFLAGS += $(MPI_CFLAGS) -DOMPI_SKIP_MPICXX=1
 ifeq ($(HAVE_NCCL),1)
 $(B)/tests/mpi/rankinfo.o: EXTRA_CPPFLAGS += -DCRIUS_HAVE_NCCL=1 $(CUDA_CFLAGS) $(NCCL_CFLAGS)
 endif
-$(B)/tests/mpi/crius-rankinfo: $(B)/tests/mpi/rankinfo.o $(RUNTIME_LIB) $(LAUNCH_LIB)
+$(B)/tests/mpi/crius-rankinfo: $(B)/tests/mpi/rankinfo.o $(RUNTIME_LIB) $(LAUNCH_LIB) $(LIBCRIUS)
 	$(LINK_PROGRAM)
 $(B)/tests/mpi/crius-rankinfo: EXTRA_LIBS += $(RUNTIME_LINK_LIBS)
 
 # Test driver: every plan up to N ranks verified inside one MPI job.
 TEST_PROGRAMS += $(B)/tests/mpi/crius-train-allplans
 $(B)/tests/mpi/train_all_plans.o: EXTRA_CPPFLAGS += $(MPI_CFLAGS) -DOMPI_SKIP_MPICXX=1
-$(B)/tests/mpi/crius-train-allplans: $(B)/tests/mpi/train_all_plans.o $(B)/launcher/train/model.o $(RUNTIME_LIB) $(LAUNCH_LIB)
+$(B)/tests/mpi/crius-train-allplans: $(B)/tests/mpi/train_all_plans.o $(B)/launcher/train/model.o $(RUNTIME_LIB) \
+  $(LAUNCH_LIB) $(LIBCRIUS)
 	$(LINK_PROGRAM)
 $(B)/tests/mpi/crius-train-allplans: EXTRA_LIBS += $(RUNTIME_LINK_LIBS)
 

@@ -58,17 +58,17 @@ Result<std::unique_ptr<Runtime>> Runtime::finish(MPI_Comm world, Result<Layout> 
   if (local.ok() && !layout.ok()) local = make_error(layout.error());
   if (local.ok() && layout->world_size() != size)
     local = make_error("the plan has " + std::to_string(layout->world_size()) + " ranks but MPI started " +
-                       std::to_string(size) + " (" + canonical(layout->plan()) + ")");
+                       std::to_string(size) + " (" + estimator::plan_text(layout->plan()) + ")");
   if (auto r = agree(world, local); !r) return make_error(r.error());
   // Every rank must run the same plan: compare the hashes.
-  std::uint64_t h = launcher::plan_hash(layout->plan()), lo = 0, hi = 0;
+  std::uint64_t h = estimator::plan_hash(layout->plan()), lo = 0, hi = 0;
   MPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, world);
   MPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, world);
   if (lo != hi) {
     char buf[160];
     std::snprintf(buf, sizeof buf, "ranks disagree on the plan (hashes %016llx .. %016llx); ", static_cast<unsigned long long>(lo),
                   static_cast<unsigned long long>(hi));
-    std::string msg = std::string(buf) + "rank 0 has " + canonical(layout->plan());
+    std::string msg = std::string(buf) + "rank 0 has " + estimator::plan_text(layout->plan());
     int len = static_cast<int>(msg.size());
     MPI_Bcast(&len, 1, MPI_INT, 0, world);
     msg.resize(static_cast<size_t>(len));
@@ -82,20 +82,19 @@ Result<std::unique_ptr<Runtime>> Runtime::finish(MPI_Comm world, Result<Layout> 
 Result<std::unique_ptr<Runtime>> Runtime::init(MPI_Comm world) {
   Result<void> local;
   Plan plan;
-  auto p = plan_from_env(process_env());
-  if (!p) {
+  const char* text = std::getenv("CRIUS_PLAN_JSON");
+  if (!text || !*text) {
+    local = make_error("no plan in the environment (CRIUS_PLAN_JSON); start the program with crius-launch");
+  } else if (auto p = estimator::plan_from_json_text(text, "CRIUS_PLAN_JSON"); !p) {
     local = make_error(p.error());
-  } else if (!p->has_value()) {
-    local = make_error("no plan in the environment (CRIUS_PLAN_JSON or CRIUS_PP_SIZE/CRIUS_STAGE_TP); "
-                       "start the program with crius-launch");
   } else {
-    plan = **p;
+    plan = *p;
   }
   Result<Layout> layout = local.ok() ? layout_from_env(plan) : Result<Layout>(make_error(local.error()));
   auto rt = finish(world, std::move(layout), local);
   if (!rt) return rt;
   if (auto r = agree(world, (*rt)->build_comms()); !r) return make_error(r.error());
-  (*rt)->m_hash = launcher::plan_hash((*rt)->plan());
+  (*rt)->m_hash = estimator::plan_hash((*rt)->plan());
   return rt;
 }
 
@@ -103,7 +102,7 @@ Result<std::unique_ptr<Runtime>> Runtime::init(MPI_Comm world, const Plan& plan)
   auto rt = finish(world, Layout::make(plan, {}, 0), Result<void>());
   if (!rt) return rt;
   if (auto r = agree(world, (*rt)->build_comms()); !r) return make_error(r.error());
-  (*rt)->m_hash = launcher::plan_hash((*rt)->plan());
+  (*rt)->m_hash = estimator::plan_hash((*rt)->plan());
   return rt;
 }
 
@@ -113,7 +112,7 @@ Result<void> Runtime::build_comms() {
   if (rc == MPI_SUCCESS) rc = MPI_Comm_split(m_world, m_layout.dp_group(m_rank).front(), r.dp_rank, &m_dp);
   // PP communicators exist where the chains partition the ranks (equal stage sizes).
   bool partition = true;
-  for (const auto& s : plan().stages) partition = partition && s.size() == plan().stages[0].size();
+  for (const auto& s : plan().stages) partition = partition && s.gpus() == plan().stages[0].gpus();
   if (rc == MPI_SUCCESS)
     rc = MPI_Comm_split(m_world, partition ? m_layout.pp_chain_of(m_rank) : MPI_UNDEFINED, r.stage, &m_pp);
   if (rc != MPI_SUCCESS) {

@@ -26,8 +26,7 @@ Result<void> agree(MPI_Comm comm, const Result<void>& local);
 
 class Runtime {
  public:
-  // Reads the plan from the environment crius-launch set (CRIUS_PLAN_JSON, or
-  // the CRIUS_* variables), checks that all ranks hold the same plan (hash) and
+  // Reads the plan from the environment crius-launch set (CRIUS_PLAN_JSON), checks that all ranks hold the same plan (hash) and
   // that the world size matches, then builds the group communicators.
   static Result<std::unique_ptr<Runtime>> init(MPI_Comm world = MPI_COMM_WORLD);
   // The same from an explicit plan (tests, crius-train --verify on MPI_COMM_SELF).

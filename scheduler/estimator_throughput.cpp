@@ -20,7 +20,7 @@ static Perf to_perf(const estimator::Estimate& e) {
   return p;
 }
 
-Perf EstimatorThroughput::best(const std::string& model_id, int batch, const CellShape& shape) {
+Perf EstimatorThroughput::best(const std::string& model_id, int batch, const Cell& shape) {
   const estimator::Model* m = model(model_id);
   if (!m) return Perf{false, 0, 0, 0, "unknown model '" + model_id + "'"};
   estimator::Request req;
@@ -32,7 +32,7 @@ Perf EstimatorThroughput::best(const std::string& model_id, int batch, const Cel
 }
 
 Perf EstimatorThroughput::data_parallel(const std::string& model_id, int batch,
-                                        const CellShape& shape) {
+                                        const Cell& shape) {
   const estimator::Model* m = model(model_id);
   if (!m) return Perf{false, 0, 0, 0, "unknown model '" + model_id + "'"};
   const estimator::Partition* part = nullptr;

@@ -17,9 +17,9 @@ class EstimatorThroughput final : public ThroughputSource {
                                estimator::Runtime runtime = estimator::Runtime::megatron)
       : m_cluster(cluster), m_runtime(runtime) {}
   // Best plan over stage counts for the allocation (estimator::best_for_allocation).
-  Perf best(const std::string& model, int batch, const CellShape& shape) override;
+  Perf best(const std::string& model, int batch, const Cell& shape) override;
   // One stage, tp = 1, dp = all GPUs: pure data parallelism.
-  Perf data_parallel(const std::string& model, int batch, const CellShape& shape) override;
+  Perf data_parallel(const std::string& model, int batch, const Cell& shape) override;
   Result<void> check_model(const std::string& model) override;
   std::string describe() const override;
 

@@ -34,7 +34,7 @@ void FreeMap::give(const Allocation& a) {
   for (int id : a.node_ids) m_free[id] += a.shape.gpus_per_node;
 }
 
-std::optional<Allocation> FreeMap::place(int partition, const CellShape& shape) const {
+std::optional<Allocation> FreeMap::place(int partition, const Cell& shape) const {
   std::vector<int> cand;
   for (size_t i = 0; i < m_free.size(); ++i)
     if (m_cluster->nodes[i].partition == partition && m_free[i] >= shape.gpus_per_node)
@@ -71,7 +71,7 @@ std::vector<PlacedShape> shapes_for(const ClusterState& cluster, const std::stri
       if (gpus % gpn) continue;
       int nodes = gpus / gpn;
       if (nodes <= part.nodes)
-        out.push_back(PlacedShape{static_cast<int>(p), CellShape{gpu, nodes, gpn}});
+        out.push_back(PlacedShape{static_cast<int>(p), shape(gpu, nodes, gpn)});
     }
   }
   std::stable_sort(out.begin(), out.end(), [](const PlacedShape& a, const PlacedShape& b) {

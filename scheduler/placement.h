@@ -22,7 +22,7 @@ class FreeMap {
   // Best fit: the nodes of `partition` with the fewest free GPUs that still hold
   // `shape.gpus_per_node`, so that big holes stay whole. Ties: the tie rank
   // (a seeded permutation), else the lower node index.
-  std::optional<Allocation> place(int partition, const CellShape& shape) const;
+  std::optional<Allocation> place(int partition, const Cell& shape) const;
   // First shape of shapes_for(gpu, gpus) (consolidated first) that places.
   std::optional<Allocation> place_any(const std::string& gpu, int gpus) const;
 
@@ -37,7 +37,7 @@ class FreeMap {
 // (fewest nodes) first. Each shape carries its partition.
 struct PlacedShape {
   int partition;
-  CellShape shape;
+  Cell shape;
 };
 std::vector<PlacedShape> shapes_for(const ClusterState& cluster, const std::string& gpu, int gpus);
 

@@ -1,3 +1,4 @@
+#include "common/util.h"
 #include "scheduler/policy.h"
 
 #include <algorithm>
@@ -47,10 +48,10 @@ std::vector<std::string> policy_names() {
 Result<std::unique_ptr<Policy>> make_policy(std::string_view name, const PolicyOptions& options) {
   for (const auto& [n, f] : policy_registry())
     if (n == name) return f(options);
-  std::vector<std::string> near = close_matches(name, policy_names());
+  std::vector<std::string> near = util::close_matches(name, policy_names(), 3);
   return make_error("unknown policy '" + std::string(name) + "'" +
-                    (near.empty() ? "" : "; did you mean " + join(near, ", ") + "?") +
-                    " (policies: " + join(policy_names(), ", ") + ", all)");
+                    (near.empty() ? "" : "; did you mean " + util::join(near, ", ") + "?") +
+                    " (policies: " + util::join(policy_names(), ", ") + ", all)");
 }
 
 std::vector<Target> keep_running(const Context& ctx) {
@@ -75,7 +76,7 @@ Result<void> runnable_on_requested_type(const Job& job, const Context& ctx, bool
   std::vector<std::string> types = ctx.cluster.gpu_types();
   if (std::find(types.begin(), types.end(), job.req_gpu) == types.end())
     return make_error("requests GPU type '" + job.req_gpu + "', which the cluster does not have (" +
-                      join(types, ", ") + ")");
+                      util::join(types, ", ") + ")");
   if (exact_count) {
     if (job.req_gpus > ctx.cluster.total_gpus(job.req_gpu))
       return make_error("requests " + std::to_string(job.req_gpus) + " " + job.req_gpu +
@@ -91,7 +92,7 @@ Result<void> runnable_on_requested_type(const Job& job, const Context& ctx, bool
   return make_error("no Cell of " + job.req_gpu + " GPUs fits it in memory");
 }
 
-double decision_speed(const Context& ctx, const Job& job, const CellShape& shape,
+double decision_speed(const Context& ctx, const Job& job, const Cell& shape,
                       bool data_parallel) {
   Perf b = ctx.best(job, shape);
   if (!b.feasible) return -1;

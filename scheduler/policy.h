@@ -36,8 +36,8 @@ struct Context {
 
   FreeMap free_map() const { return FreeMap(cluster, &tie); }
 
-  Perf best(const Job& j, const CellShape& s) const { return tput.best(j.model, j.global_batch, s); }
-  Perf dp(const Job& j, const CellShape& s) const {
+  Perf best(const Job& j, const Cell& s) const { return tput.best(j.model, j.global_batch, s); }
+  Perf dp(const Job& j, const Cell& s) const {
     return tput.data_parallel(j.model, j.global_batch, s);
   }
   // Some shape of `gpus` GPUs of `gpu` fits the job in memory (Cell-optimal plan).
@@ -77,7 +77,7 @@ Result<void> runnable_on_requested_type(const Job& job, const Context& ctx, bool
 // Speed a policy decides with: the Cell-optimal speed, or (data_parallel) the
 // pure data-parallel speed, which baselines know; where pure data parallelism
 // does not fit in memory, the Cell-optimal speed stands in. -1: not feasible.
-double decision_speed(const Context& ctx, const Job& job, const CellShape& shape,
+double decision_speed(const Context& ctx, const Job& job, const Cell& shape,
                       bool data_parallel);
 // Best placement of `gpus` GPUs of `gpu` for the job by speed (best or dp),
 // among shapes that fit the free map and are memory-feasible.

@@ -1,5 +1,7 @@
 #include "scheduler/report.h"
 
+#include "common/util.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -9,21 +11,6 @@
 #include <sstream>
 
 namespace crius::scheduler {
-
-static double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  // Nearest rank.
-  size_t rank = static_cast<size_t>(std::ceil(q * v.size()));
-  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
-}
-
-static double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 Summary summarize(const SimResult& r, const ClusterState& cluster) {
   Summary s;
@@ -42,8 +29,8 @@ Summary summarize(const SimResult& r, const ClusterState& cluster) {
     return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / v.size();
   };
   s.jct_mean_s = mean(jct);
-  s.jct_median_s = median(jct);
-  s.jct_p99_s = percentile(jct, 0.99);
+  s.jct_median_s = util::median(jct);
+  s.jct_p99_s = util::percentile_nearest_rank(jct, 0.99);
   s.queue_mean_s = mean(queue);
   s.makespan_s = r.end - r.start;
   s.throughput_mean = s.makespan_s > 0 ? r.throughput_integral / s.makespan_s : 0;
@@ -52,7 +39,7 @@ Summary summarize(const SimResult& r, const ClusterState& cluster) {
     s.utilisation[gpu] = (n > 0 && s.makespan_s > 0) ? secs / (n * s.makespan_s) : 0;
   }
   s.rounds = static_cast<int>(r.round_wall_s.size());
-  s.round_p99_ms = percentile(r.round_wall_s, 0.99) * 1e3;
+  s.round_p99_ms = util::percentile_nearest_rank(r.round_wall_s, 0.99) * 1e3;
   s.round_max_ms = r.round_wall_s.empty()
                        ? 0
                        : *std::max_element(r.round_wall_s.begin(), r.round_wall_s.end()) * 1e3;

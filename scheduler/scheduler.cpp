@@ -109,7 +109,7 @@ Result<std::vector<Decision>> Scheduler::decide(const ClusterState& cluster,
     d.target = t.alloc;
     d.opportunistic = t.opportunistic;
     d.reason = t.reason;
-    if (!t.alloc.empty()) d.target.stages = m_tput.best(j.model, j.global_batch, t.alloc.shape).stages;
+    if (!t.alloc.empty()) d.target.shape.stages = m_tput.best(j.model, j.global_batch, t.alloc.shape).stages;
     bool was = j.state == JobState::running;
     if (!was && t.alloc.empty()) continue;
     if (was && t.alloc.empty()) {

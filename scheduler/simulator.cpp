@@ -6,7 +6,7 @@
 #include <fstream>
 #include <map>
 
-#include "scheduler/csv.h"
+#include "common/util.h"
 
 namespace crius::scheduler {
 
@@ -25,7 +25,7 @@ Result<std::vector<Job>> load_trace(const std::string& path, double iter_scale) 
   const std::string header_at = path + ":" + std::to_string(lineno) + ": ";
   static const char* kCols[] = {"job_id", "submission_time", "num_iteration", "model_name",
                                 "deadline", "batch_size", "num_gpu", "gpu_type"};
-  std::vector<std::string> header = split_csv_line(line);
+  std::vector<std::string> header = util::split_csv(line);
   std::map<std::string, size_t> col;
   for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
   for (const char* c : kCols)
@@ -37,7 +37,7 @@ Result<std::vector<Job>> load_trace(const std::string& path, double iter_scale) 
   while (std::getline(in, line)) {
     ++lineno;
     if (line.empty() || line == "\r" || line[0] == '#') continue;
-    std::vector<std::string> f = split_csv_line(line);
+    std::vector<std::string> f = util::split_csv(line);
     std::string at = path + ":" + std::to_string(lineno) + ": ";
     if (f.size() != header.size())
       return make_error(at + std::to_string(f.size()) + " fields, the header has " +
@@ -52,18 +52,18 @@ Result<std::vector<Job>> load_trace(const std::string& path, double iter_scale) 
     if (j.name.empty()) return make_error(at + "column 'job_id' is empty");
     if (j.model.empty()) return make_error(at + "column 'model_name' is empty");
     if (j.req_gpu.empty()) return make_error(at + "column 'gpu_type' is empty");
-    if (!parse_double(field("submission_time"), j.submit_time) || j.submit_time < 0)
+    if (!util::parse_number(field("submission_time"), j.submit_time) || j.submit_time < 0)
       return make_error(at + "column 'submission_time' must be a number >= 0, got '" +
                         field("submission_time") + "'");
-    if (!parse_double(field("num_iteration"), j.iterations) || j.iterations <= 0)
+    if (!util::parse_number(field("num_iteration"), j.iterations) || j.iterations <= 0)
       return make_error(at + "column 'num_iteration' must be a number > 0, got '" +
                         field("num_iteration") + "'");
-    if (!parse_double(field("deadline"), deadline))
+    if (!util::parse_number(field("deadline"), deadline))
       return make_error(at + "column 'deadline' must be a number, got '" + field("deadline") + "'");
-    if (!parse_int(field("batch_size"), j.global_batch) || j.global_batch <= 0)
+    if (!util::parse_number(field("batch_size"), j.global_batch) || j.global_batch <= 0)
       return make_error(at + "column 'batch_size' must be an integer > 0, got '" +
                         field("batch_size") + "'");
-    if (!parse_int(field("num_gpu"), j.req_gpus) || j.req_gpus <= 0)
+    if (!util::parse_number(field("num_gpu"), j.req_gpus) || j.req_gpus <= 0)
       return make_error(at + "column 'num_gpu' must be an integer > 0, got '" + field("num_gpu") +
                         "'");
     j.iterations = std::max(1.0, std::round(j.iterations * iter_scale));
@@ -84,10 +84,10 @@ Result<void> validate_trace(const std::string& path, const std::vector<Job>& job
       checked[j.model] = true;
     }
     if (std::find(known_gpus.begin(), known_gpus.end(), j.req_gpu) == known_gpus.end()) {
-      std::vector<std::string> near = close_matches(j.req_gpu, known_gpus);
+      std::vector<std::string> near = util::close_matches(j.req_gpu, known_gpus, 3);
       return make_error(path + ": job " + j.name + ": unknown GPU type '" + j.req_gpu + "'" +
-                        (near.empty() ? "" : "; did you mean " + join(near, ", ") + "?") +
-                        " (known: " + join(known_gpus, ", ") + ")");
+                        (near.empty() ? "" : "; did you mean " + util::join(near, ", ") + "?") +
+                        " (known: " + util::join(known_gpus, ", ") + ")");
     }
   }
   return {};

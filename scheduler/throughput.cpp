@@ -9,7 +9,7 @@
 #include <map>
 #include <tuple>
 
-#include "scheduler/csv.h"
+#include "common/util.h"
 
 namespace crius::scheduler {
 
@@ -22,7 +22,7 @@ size_t CachedThroughput::KeyHash::operator()(const Key& k) const {
 }
 
 Perf CachedThroughput::lookup(const Key& k, const std::string& model, int batch,
-                              const CellShape& shape) {
+                              const Cell& shape) {
   auto it = m_cache.find(k);
   if (it != m_cache.end()) return it->second;
   ++m_misses;
@@ -31,12 +31,12 @@ Perf CachedThroughput::lookup(const Key& k, const std::string& model, int batch,
   return p;
 }
 
-Perf CachedThroughput::best(const std::string& model, int batch, const CellShape& shape) {
+Perf CachedThroughput::best(const std::string& model, int batch, const Cell& shape) {
   return lookup(Key{model, shape.gpu, batch, shape.nodes, shape.gpus_per_node, false}, model,
                 batch, shape);
 }
 
-Perf CachedThroughput::data_parallel(const std::string& model, int batch, const CellShape& shape) {
+Perf CachedThroughput::data_parallel(const std::string& model, int batch, const Cell& shape) {
   return lookup(Key{model, shape.gpu, batch, shape.nodes, shape.gpus_per_node, true}, model,
                 batch, shape);
 }
@@ -67,7 +67,7 @@ Result<void> CachedThroughput::save(const std::string& path) const {
   return {};
 }
 
-static std::string table_key(const std::string& model, int batch, const CellShape& s) {
+static std::string table_key(const std::string& model, int batch, const Cell& s) {
   return model + "|" + std::to_string(batch) + "|" + s.gpu + "|" + std::to_string(s.nodes) + "|" +
          std::to_string(s.gpus_per_node);
 }
@@ -79,7 +79,7 @@ Result<std::unique_ptr<TableThroughput>> TableThroughput::load(const std::string
   table->m_path = path;
   std::string line;
   if (!std::getline(in, line)) return make_error(path + ":1: empty file, expected a header");
-  std::vector<std::string> header = split_csv_line(line);
+  std::vector<std::string> header = util::split_csv(line);
   std::map<std::string, int> col;
   for (size_t i = 0; i < header.size(); ++i) col[header[i]] = static_cast<int>(i);
   for (const char* need : {"model", "global_batch", "gpu_type", "num_nodes", "gpus_per_node",
@@ -92,7 +92,7 @@ Result<std::unique_ptr<TableThroughput>> TableThroughput::load(const std::string
   while (std::getline(in, line)) {
     ++lineno;
     if (line.empty() || line == "\r" || line[0] == '#') continue;
-    std::vector<std::string> f = split_csv_line(line);
+    std::vector<std::string> f = util::split_csv(line);
     if (f.size() != header.size())
       return make_error(path + ":" + std::to_string(lineno) + ": " + std::to_string(f.size()) +
                         " fields, the header has " + std::to_string(header.size()));
@@ -101,9 +101,9 @@ Result<std::unique_ptr<TableThroughput>> TableThroughput::load(const std::string
     if (col.count("size") && !field("size").empty()) model += "__" + field("size");
     int batch = 0, nodes = 0, gpn = 0;
     const char* bad = nullptr;
-    if (!parse_int(field("global_batch"), batch) || batch <= 0) bad = "global_batch";
-    else if (!parse_int(field("num_nodes"), nodes) || nodes <= 0) bad = "num_nodes";
-    else if (!parse_int(field("gpus_per_node"), gpn) || gpn <= 0) bad = "gpus_per_node";
+    if (!util::parse_number(field("global_batch"), batch) || batch <= 0) bad = "global_batch";
+    else if (!util::parse_number(field("num_nodes"), nodes) || nodes <= 0) bad = "num_nodes";
+    else if (!util::parse_number(field("gpus_per_node"), gpn) || gpn <= 0) bad = "gpus_per_node";
     if (bad)
       return make_error(path + ":" + std::to_string(lineno) + ": column '" + bad +
                         "' must be a positive integer");
@@ -112,7 +112,7 @@ Result<std::unique_ptr<TableThroughput>> TableThroughput::load(const std::string
     double t = 0;
     if (kind == "oom" || field("iter_time_s").empty()) {
       p.why = "out of memory (measured)";
-    } else if (!parse_double(field("iter_time_s"), t) || t <= 0) {
+    } else if (!util::parse_number(field("iter_time_s"), t) || t <= 0) {
       return make_error(path + ":" + std::to_string(lineno) +
                         ": column 'iter_time_s' must be a positive number");
     } else {
@@ -120,14 +120,14 @@ Result<std::unique_ptr<TableThroughput>> TableThroughput::load(const std::string
       p.iter_time_s = t;
       p.samples_per_s = batch / t;
     }
-    CellShape shape{field("gpu_type"), nodes, gpn};
-    table->m_rows[table_key(model, batch, shape)] = p;
+    const Cell cell_shape = shape(field("gpu_type"), nodes, gpn);
+    table->m_rows[table_key(model, batch, cell_shape)] = p;
     if (col.count("dp_iter_time_s")) {
       Perf dp;
       const std::string& v = field("dp_iter_time_s");
       if (v.empty()) {
         dp.why = "pure data parallelism does not fit (table)";
-      } else if (!parse_double(v, t) || t <= 0) {
+      } else if (!util::parse_number(v, t) || t <= 0) {
         return make_error(path + ":" + std::to_string(lineno) +
                           ": column 'dp_iter_time_s' must be a positive number or empty");
       } else {
@@ -135,7 +135,7 @@ Result<std::unique_ptr<TableThroughput>> TableThroughput::load(const std::string
         dp.iter_time_s = t;
         dp.samples_per_s = batch / t;
       }
-      table->m_dp_rows[table_key(model, batch, shape)] = dp;
+      table->m_dp_rows[table_key(model, batch, cell_shape)] = dp;
     }
     if (std::find(table->m_models.begin(), table->m_models.end(), model) == table->m_models.end())
       table->m_models.push_back(model);
@@ -143,7 +143,7 @@ Result<std::unique_ptr<TableThroughput>> TableThroughput::load(const std::string
   return table;
 }
 
-Perf TableThroughput::best(const std::string& model, int batch, const CellShape& shape) {
+Perf TableThroughput::best(const std::string& model, int batch, const Cell& shape) {
   auto it = m_rows.find(table_key(model, batch, shape));
   if (it != m_rows.end()) return it->second;
   if (m_fallback) return m_fallback->best(model, batch, shape);
@@ -154,7 +154,7 @@ Perf TableThroughput::best(const std::string& model, int batch, const CellShape&
 
 // A measured table holds the best plan only; pure data parallelism comes from the
 // fallback (the estimator) when there is one, else the table value stands in.
-Perf TableThroughput::data_parallel(const std::string& model, int batch, const CellShape& shape) {
+Perf TableThroughput::data_parallel(const std::string& model, int batch, const Cell& shape) {
   auto it = m_dp_rows.find(table_key(model, batch, shape));
   if (it != m_dp_rows.end()) return it->second;
   if (m_fallback) {
@@ -167,29 +167,13 @@ Perf TableThroughput::data_parallel(const std::string& model, int batch, const C
 Result<void> TableThroughput::check_model(const std::string& model) {
   if (std::find(m_models.begin(), m_models.end(), model) != m_models.end()) return {};
   if (m_fallback) return m_fallback->check_model(model);
-  std::vector<std::string> near = close_matches(model, m_models);
+  std::vector<std::string> near = util::close_matches(model, m_models, 3);
   return make_error("unknown model '" + model + "' (not in " + m_path + ")" +
-                    (near.empty() ? "" : "; did you mean " + join(near, ", ") + "?"));
+                    (near.empty() ? "" : "; did you mean " + util::join(near, ", ") + "?"));
 }
 
 std::string TableThroughput::describe() const {
   return "table " + m_path + (m_fallback ? " + " + m_fallback->describe() : "");
-}
-
-std::vector<std::string> close_matches(std::string_view name,
-                                       const std::vector<std::string>& candidates, size_t max) {
-  std::vector<std::string> out = estimator::detail::close_matches(name, candidates);
-  if (out.size() > max) out.resize(max);
-  return out;
-}
-
-std::string join(const std::vector<std::string>& items, std::string_view sep) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += sep;
-    out += items[i];
-  }
-  return out;
 }
 
 }  // namespace crius::scheduler

@@ -29,8 +29,8 @@ struct Perf {
 class ThroughputSource {
  public:
   virtual ~ThroughputSource() = default;
-  virtual Perf best(const std::string& model, int batch, const CellShape& shape) = 0;
-  virtual Perf data_parallel(const std::string& model, int batch, const CellShape& shape) {
+  virtual Perf best(const std::string& model, int batch, const Cell& shape) = 0;
+  virtual Perf data_parallel(const std::string& model, int batch, const Cell& shape) {
     return best(model, batch, shape);
   }
   // Error (listing close matches) when the model is unknown to this source.
@@ -42,8 +42,8 @@ class ThroughputSource {
 class CachedThroughput final : public ThroughputSource {
  public:
   explicit CachedThroughput(ThroughputSource& inner) : m_inner(inner) {}
-  Perf best(const std::string& model, int batch, const CellShape& shape) override;
-  Perf data_parallel(const std::string& model, int batch, const CellShape& shape) override;
+  Perf best(const std::string& model, int batch, const Cell& shape) override;
+  Perf data_parallel(const std::string& model, int batch, const Cell& shape) override;
   Result<void> check_model(const std::string& model) override { return m_inner.check_model(model); }
   std::string describe() const override { return m_inner.describe(); }
   size_t misses() const { return m_misses; }
@@ -61,7 +61,7 @@ class CachedThroughput final : public ThroughputSource {
   struct KeyHash {
     size_t operator()(const Key& k) const;
   };
-  Perf lookup(const Key& k, const std::string& model, int batch, const CellShape& shape);
+  Perf lookup(const Key& k, const std::string& model, int batch, const Cell& shape);
   ThroughputSource& m_inner;
   std::unordered_map<Key, Perf, KeyHash> m_cache;
   size_t m_misses = 0;
@@ -78,8 +78,8 @@ class TableThroughput final : public ThroughputSource {
  public:
   static Result<std::unique_ptr<TableThroughput>> load(const std::string& path);
   void set_fallback(ThroughputSource* fallback) { m_fallback = fallback; }
-  Perf best(const std::string& model, int batch, const CellShape& shape) override;
-  Perf data_parallel(const std::string& model, int batch, const CellShape& shape) override;
+  Perf best(const std::string& model, int batch, const Cell& shape) override;
+  Perf data_parallel(const std::string& model, int batch, const Cell& shape) override;
   Result<void> check_model(const std::string& model) override;
   std::string describe() const override;
   size_t rows() const { return m_rows.size(); }
@@ -91,10 +91,5 @@ class TableThroughput final : public ThroughputSource {
   std::vector<std::string> m_models;
   ThroughputSource* m_fallback = nullptr;
 };
-
-// Up to `max` names from `candidates` closest to `name` (edit distance).
-std::vector<std::string> close_matches(std::string_view name,
-                                       const std::vector<std::string>& candidates, size_t max = 3);
-std::string join(const std::vector<std::string>& items, std::string_view sep);
 
 }  // namespace crius::scheduler

@@ -9,16 +9,22 @@
 #include <string>
 #include <vector>
 
+#include "estimator/plan.h"
+
 namespace crius::scheduler {
 
-// A Cell: GPU type, nodes x GPUs per node, pipeline stages.
-struct CellShape {
-  std::string gpu;
-  int nodes = 0;
-  int gpus_per_node = 0;
-  int gpus() const { return nodes * gpus_per_node; }
-  bool operator==(const CellShape&) const = default;
-};
+// The scheduler decides Cells as shapes: GPU type, nodes x GPUs per node (speeds
+// are looked up by these); the stage count is the best plan's, and the partition
+// is the Allocation's.
+using estimator::Cell;
+// A Cell as a shape: GPU type, nodes x GPUs per node (no partition, stages 0).
+inline Cell shape(std::string gpu, int nodes, int gpus_per_node) {
+  Cell c;
+  c.gpu = std::move(gpu);
+  c.nodes = nodes;
+  c.gpus_per_node = gpus_per_node;
+  return c;
+}
 
 struct Partition {
   std::string name;
@@ -46,15 +52,17 @@ struct ClusterState {
   int max_gpus_per_node(const std::string& gpu) const;
 };
 
-// Where a job runs: a Cell shape placed on concrete nodes, gpus_per_node on each.
+// Where a job runs: a Cell placed on concrete nodes, gpus_per_node on each;
+// shape.stages is the Cell-optimal plan's (0 = unknown).
 struct Allocation {
   int partition = -1;
-  CellShape shape;
-  int stages = 0;               // of the Cell-optimal plan (0 = unknown)
+  Cell shape;
   std::vector<int> node_ids;    // indices into ClusterState::nodes, size == shape.nodes
   bool empty() const { return node_ids.empty(); }
+  // The same GPUs: another stage count on them is a re-plan, not a move.
   bool operator==(const Allocation& o) const {
-    return partition == o.partition && shape == o.shape && node_ids == o.node_ids;
+    return partition == o.partition && shape.gpu == o.shape.gpu && shape.nodes == o.shape.nodes &&
+           shape.gpus_per_node == o.shape.gpus_per_node && node_ids == o.node_ids;
   }
 };
 

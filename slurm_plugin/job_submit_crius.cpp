@@ -17,6 +17,8 @@ extern "C" {
 #include <slurm/slurm_errno.h>
 }
 
+#include "job/record.h"
+#include "slurm_plugin/apply_cell.h"
 #include "slurm_plugin/request.h"
 #include "slurm_plugin/submit.h"
 
@@ -92,15 +94,26 @@ std::vector<std::string_view> env_view(char** env, uint32_t n) {
   return out;
 }
 
-int reject(char** err_msg, const std::string& msg) {
+// The Slurm error code for a rejection: sbatch prints its text after the crius message.
+int slurm_code(int reject) {
+  using crius::slurm::Reject;
+  switch (static_cast<Reject>(reject)) {
+    case Reject::bad_request: return EINVAL;  // "Invalid argument"
+    case Reject::no_partition: return ESLURM_INVALID_PARTITION_NAME;
+    case Reject::no_cell: return ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE;
+  }
+  return EINVAL;
+}
+
+int reject(char** err_msg, const std::string& msg, int code) {
   if (err_msg) *err_msg = slurm_xstrdup(("crius: " + msg).c_str());
-  return ESLURM_INVALID_GRES;  // sbatch then prints "Invalid generic resource (gres) specification"
+  return code;
 }
 
 int degraded(job_desc_msg_t* job_desc, char** err_msg, const std::string& why) {
   if (g_state && g_state->on_error == OnError::reject)
     return reject(err_msg, "crius is not available (" + why + "); ask your administrator, or submit "
-                           "without --crius-* options");
+                           "without --crius-* options", ESLURM_DISABLED);
   slurm_info("job_submit/crius: job %s from uid %u passed through unchanged (on_error=accept): %s",
              job_desc->name ? job_desc->name : "(no name)", job_desc->user_id, why.c_str());
   return SLURM_SUCCESS;
@@ -113,33 +126,23 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   const Loaded& conf = *g_state->conf;
 
   auto req = crius::slurm::parse_request(env_view(job_desc->spank_job_env, job_desc->spank_job_env_size));
-  if (!req) return reject(err_msg, req.error());
+  if (!req) return reject(err_msg, req.error(), EINVAL);
 
   auto d = crius::slurm::decide(*req, conf, job_desc->partition ? job_desc->partition : "");
   if (!d) {
     slurm_info("job_submit/crius: rejected job from uid %u: %s", submit_uid, d.error().c_str());
-    return reject(err_msg, d.error());
+    return reject(err_msg, d.error(), slurm_code(d.error_code()));
   }
-  const auto& cell = d->chosen.cell;
-  set_str(&job_desc->partition, cell.partition);
-  job_desc->min_nodes = static_cast<uint32_t>(cell.nodes);
-  job_desc->max_nodes = static_cast<uint32_t>(cell.nodes);
-  job_desc->num_tasks = static_cast<uint32_t>(cell.gpus());
-  job_desc->ntasks_per_node = static_cast<uint16_t>(cell.gpus_per_node);
-  // Untyped GPUs plus a feature, so that criusd can move the pending job to another type.
-  set_str(&job_desc->tres_per_node, "gres:gpu:" + std::to_string(cell.gpus_per_node));
+  crius::slurm::apply_cell(job_desc, d->chosen.cell, set_str);
+  // The Cell's GPUs replace whatever GPU request the user made.
   clear_str(&job_desc->tres_per_job);
   clear_str(&job_desc->tres_per_socket);
   clear_str(&job_desc->tres_per_task);
-  set_str(&job_desc->features, cell.gpu);
-  set_str(&job_desc->admin_comment, d->record);
-  if (job_desc->script) {  // batch job: the environment is the job's
-    for (const auto& e : d->env) env_set(&job_desc->environment, &job_desc->env_size, e);
-  }
-  // Prolog/epilog and the remote SPANK plugin see these (as SPANK_/SLURM_SPANK_ names).
-  for (const auto& e : d->env)
-    if (e.rfind("CRIUS_PLAN_JSON=", 0) != 0)
-      env_set(&job_desc->spank_job_env, &job_desc->spank_job_env_size, e);
+  set_str(&job_desc->admin_comment, crius::job::to_text(d->record));
+  // A batch job's environment is the job's: its CRIUS_* variables are written there.  srun
+  // and salloc jobs have none; srun's spank_crius gives their tasks the record's (crius(7)).
+  if (job_desc->script)
+    for (const auto& [name, value] : d->env) env_set(&job_desc->environment, &job_desc->env_size, name + "=" + value);
   slurm_info("job_submit/crius: uid %u: %s", submit_uid, d->summary.c_str());
   return SLURM_SUCCESS;
 }
@@ -149,7 +152,7 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
 extern "C" int init(void) {
   try {
     g_state = new State;
-    g_state->path = crius::slurm::find_crius_conf(CRIUS_SLURM_SYSCONFDIR);
+    g_state->path = crius::estimator::find_crius_conf(CRIUS_SLURM_SYSCONFDIR);
     auto loaded = crius::slurm::load_config(g_state->path);
     if (!loaded) {
       g_state->error = loaded.error();

@@ -5,13 +5,14 @@
 # criusd lives in slurm_plugin/criusd/ with its own module.mk.
 
 # The request parser and the decision, shared by both plugins, the tests and the fuzzer.
-SLURM_PLUGIN_CORE := $(B)/slurm_plugin/request.o $(B)/slurm_plugin/submit.o
+SLURM_PLUGIN_CORE := $(B)/slurm_plugin/request.o $(B)/slurm_plugin/submit.o $(B)/slurm_plugin/load_record.o
 $(B)/libcrius_slurm.a: $(SLURM_PLUGIN_CORE)
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $^
 UNIT_TEST_ARCHIVES += $(B)/libcrius_slurm.a
 
-$(B)/slurm_plugin/job_submit_crius.o $(B)/slurm_plugin/spank_crius.o: \
+SPANK_OBJS := $(B)/slurm_plugin/spank_crius.o $(B)/slurm_plugin/spank_submit.o
+$(B)/slurm_plugin/job_submit_crius.o $(SPANK_OBJS) $(B)/slurm_plugin/load_record.o: \
   EXTRA_CPPFLAGS += $(SLURM_CFLAGS) -DCRIUS_SLURM_SYSCONFDIR='"$(SLURM_SYSCONFDIR)"'
 $(B)/slurm_plugin/submit.o: EXTRA_CPPFLAGS += -DCRIUS_SLURM_SYSCONFDIR='"$(SLURM_SYSCONFDIR)"'
 
@@ -22,7 +23,7 @@ PLUGINS += $(B)/plugins/job_submit_crius.so $(B)/plugins/spank_crius.so
 $(B)/plugins/job_submit_crius.so: $(B)/slurm_plugin/job_submit_crius.o $(B)/libcrius_slurm.a \
   $(LIBCRIUS) slurm_plugin/job_submit_crius.map
 	$(LINK_PLUGIN)
-$(B)/plugins/spank_crius.so: $(B)/slurm_plugin/spank_crius.o $(B)/libcrius_slurm.a \
+$(B)/plugins/spank_crius.so: $(SPANK_OBJS) $(B)/libcrius_slurm.a \
   $(LIBCRIUS) slurm_plugin/spank_crius.map
 	$(LINK_PLUGIN)
 

@@ -18,7 +18,6 @@ bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '.' || c == '_' ||
          c == '-' || c == '+';
 }
-bool is_type_char(char c) { return (c >= 'a' && c <= 'z') || is_digit(c) || c == '-' || c == '_'; }
 
 // Non-negative decimal without sign, at most `max`.
 std::optional<long> to_long(std::string_view s, long max) {
@@ -27,18 +26,6 @@ std::optional<long> to_long(std::string_view s, long max) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || p != s.data() + s.size() || v > max) return std::nullopt;
   return v;
-}
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  for (;;) {
-    std::size_t pos = s.find(sep, start);
-    out.push_back(s.substr(start, pos - start));
-    if (pos == std::string_view::npos) break;
-    start = pos + 1;
-  }
-  return out;
 }
 
 }  // namespace
@@ -80,20 +67,6 @@ std::string option_env_name(Option o) {
   return {};
 }
 
-std::string shown(std::string_view text) {
-  std::string out = "'";
-  std::size_t n = 0;
-  for (char c : text) {
-    if (++n > 64) {
-      out += "...";
-      break;
-    }
-    unsigned char u = static_cast<unsigned char>(c);
-    out += (u >= 0x20 && u < 0x7f) ? c : '?';
-  }
-  return out + "'";
-}
-
 Result<int> parse_global_batch(std::string_view text) {
   auto v = to_long(text, kMaxGlobalBatch);
   if (!v || *v < 1)
@@ -110,54 +83,23 @@ Result<long> parse_iters(std::string_view text) {
   return *v;
 }
 
-Result<CellPin> parse_cell(std::string_view text) {
-  const std::string bad = "--crius-cell: " + shown(text) +
-                          " is not auto or TYPE[:NODESxGPUS[:STAGES]] (e.g. v100, a100:2x8, a100:2x8:4)";
-  CellPin pin;
-  if (text == "auto") return pin;
-  if (text.empty() || text.size() > 64) return make_error(bad);
-  auto parts = split(text, ':');
-  if (parts.size() > 3) return make_error(bad);
-  std::string_view type = parts[0];
-  if (type.empty() || type.size() > 32 || !all_of(type, is_type_char) || is_digit(type[0]) ||
-      type[0] == '-')
-    return make_error(bad);
-  pin.gpu = std::string(type);
-  if (parts.size() >= 2) {
-    auto x = parts[1].find('x');
-    if (x == std::string_view::npos) return make_error(bad);
-    std::string_view ns = parts[1].substr(0, x), gs = parts[1].substr(x + 1);
-    auto n = to_long(ns, kMaxNodes);
-    auto g = to_long(gs, kMaxGpusPerNode);
-    if (!n && !ns.empty() && all_of(ns, is_digit))
-      return make_error("--crius-cell: " + shown(text) + ": nodes must be 1.." + std::to_string(kMaxNodes));
-    if (!g && !gs.empty() && all_of(gs, is_digit))
-      return make_error("--crius-cell: " + shown(text) + ": GPUs per node must be 1.." +
-                        std::to_string(kMaxGpusPerNode));
-    if (!n || !g) return make_error(bad);
-    if (*n < 1 || *g < 1)
-      return make_error("--crius-cell: " + shown(text) + ": nodes and GPUs per node must be >= 1");
-    pin.nodes = static_cast<int>(*n);
-    pin.gpus_per_node = static_cast<int>(*g);
-  }
-  if (parts.size() == 3) {
-    auto s = to_long(parts[2], kMaxStages);
-    if (!s) return make_error(bad);
-    if (*s < 1) return make_error("--crius-cell: " + shown(text) + ": stages must be >= 1");
-    pin.stages = static_cast<int>(*s);
-  }
-  return pin;
+Result<estimator::Cell> parse_cell(std::string_view text) {
+  auto c = estimator::parse_cell(text);
+  if (!c) return make_error("--crius-cell: " + c.error());
+  return c;
 }
 
-Result<std::string> parse_runtime_name(std::string_view text) {
-  if (text == "megatron" || text == "alpa") return std::string(text);
-  return make_error("--crius-runtime: " + shown(text) + " is not megatron or alpa");
+Result<estimator::Runtime> parse_runtime_name(std::string_view text) {
+  auto r = estimator::parse_runtime(text);
+  if (!r) return make_error("--crius-runtime: " + shown(text) + " is not megatron or alpa");
+  return r;
 }
 
 Result<long> parse_deadline(std::string_view text) {
   const std::string bad = "--crius-deadline: " + shown(text) +
                           " is not a time (MIN, MIN:SEC, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS)";
-  if (text.empty() || text.size() > 32) return make_error(bad);
+  if (text.empty() || text.size() > 32 || text.find_first_of(" \t\r\n") != std::string_view::npos)
+    return make_error(bad);
   long days = 0;
   std::string_view rest = text;
   bool has_days = false;
@@ -168,7 +110,7 @@ Result<long> parse_deadline(std::string_view text) {
     rest = text.substr(dash + 1);
     has_days = true;
   }
-  auto parts = split(rest, ':');
+  auto parts = util::split(rest, ':');
   if (parts.size() > 3) return make_error(bad);
   std::array<long, 3> v{};
   for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -197,10 +139,15 @@ Result<bool> check_model_arg(std::string_view text) {
               (text.size() > 5 && text.substr(text.size() - 5) == ".toml");
   if (path) {
     if (text.size() > 1024) return make_error("--crius-model: file path longer than 1024 characters");
+    // The path is kept in the job's record and environment and shown in logs: printable
+    // ASCII only, so that every copy reads back as it was written.
     for (char c : text) {
       unsigned char u = static_cast<unsigned char>(c);
       if (u < 0x20 || u == 0x7f)
         return make_error("--crius-model: file path " + shown(text) + " contains control characters");
+      if (u > 0x7f)
+        return make_error("--crius-model: file path " + shown(text) +
+                          " contains non-ASCII characters (give a path of printable ASCII characters)");
     }
     return true;
   }

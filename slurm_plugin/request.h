@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/util.h"
+#include "estimator/plan.h"
 #include "estimator/result.h"
 
 namespace crius::slurm {
@@ -30,7 +32,6 @@ inline constexpr std::size_t kMaxValueBytes = 1024;  // any option value
 inline constexpr long kMaxGlobalBatch = 1L << 24;
 inline constexpr long kMaxIters = 1L << 40;
 inline constexpr long kMaxDeadlineS = 366L * 24 * 3600;
-inline constexpr int kMaxNodes = 4096, kMaxGpusPerNode = 64, kMaxStages = 1024;
 
 // The SPANK options (without the leading "--"), in the order sbatch --help lists them.
 enum class Option { model, global_batch, iters, cell, runtime, deadline, explain };
@@ -44,21 +45,14 @@ const std::vector<OptionInfo>& options();
 // "_SLURM_SPANK_OPTION_crius_crius_model" for Option::model.
 std::string option_env_name(Option o);
 
-// --crius-cell=auto|TYPE[:NODESxGPUS[:STAGES]]; 0 = not pinned.
-struct CellPin {
-  std::string gpu;  // "" = any type (auto)
-  int nodes = 0, gpus_per_node = 0, stages = 0;
-  bool operator==(const CellPin&) const = default;
-};
-
 struct JobRequest {
   std::string model;       // catalogue name, or the user's file path (then model_toml is set)
   std::string model_toml;  // content of the user's model file, forwarded by the SPANK plugin
   bool model_is_file = false;
   int global_batch = 0;
   std::optional<long> iters;
-  CellPin cell;
-  std::string runtime = "megatron";  // "megatron" | "alpa"
+  estimator::Cell cell;  // --crius-cell: a partial Cell (gpu "" = auto, 0 = not pinned)
+  estimator::Runtime runtime = estimator::Runtime::megatron;
   std::optional<long> deadline_s;
   bool explain = false;
 };
@@ -66,8 +60,8 @@ struct JobRequest {
 // Single-value parsers; errors name the option ("--crius-global-batch: ...").
 Result<int> parse_global_batch(std::string_view text);
 Result<long> parse_iters(std::string_view text);
-Result<CellPin> parse_cell(std::string_view text);
-Result<std::string> parse_runtime_name(std::string_view text);
+Result<estimator::Cell> parse_cell(std::string_view text);  // estimator::parse_cell, named option
+Result<estimator::Runtime> parse_runtime_name(std::string_view text);
 // Slurm's time formats: MIN, MIN:SEC, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS.
 Result<long> parse_deadline(std::string_view text);
 // A model catalogue name ([A-Za-z0-9._+-], at most 128) or a file path (contains
@@ -87,7 +81,6 @@ std::string base64_encode(std::string_view bytes);
 // Strict: rejects characters outside the alphabet and bad padding.
 Result<std::string> base64_decode(std::string_view text, std::size_t max_bytes);
 
-// A value safe to show in a message: printable ASCII, at most 64 characters.
-std::string shown(std::string_view text);
+using util::shown;
 
 }  // namespace crius::slurm

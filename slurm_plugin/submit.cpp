@@ -6,64 +6,26 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "common/util.h"
+
 namespace crius::slurm {
 
 namespace est = crius::estimator;
 
 namespace {
 
-std::vector<std::string> split_list(std::string_view s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    std::size_t pos = s.find(',', start);
-    if (pos == std::string_view::npos) pos = s.size();
-    if (pos > start) out.emplace_back(s.substr(start, pos - start));
-    start = pos + 1;
-  }
-  return out;
-}
-
-std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-  std::string out;
-  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
-}
-
 std::string matches_suffix(const std::vector<std::string>& m) {
   if (m.empty()) return "";
-  return " (did you mean " + join(m, ", ") + "?)";
+  return " (did you mean " + util::join(m, ", ") + "?)";
 }
 
-std::string fmt(double v, int prec = 4) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", prec, v);
-  return buf;
-}
-
-std::string cell_text(const est::Cell& c) {
-  return c.gpu + ":" + std::to_string(c.nodes) + "x" + std::to_string(c.gpus_per_node) + ":" +
-         std::to_string(c.stages);
-}
-
-std::string pin_text(const CellPin& p) {
-  if (p.gpu.empty()) return "auto";
-  std::string s = p.gpu;
-  if (p.nodes) s += ":" + std::to_string(p.nodes) + "x" + std::to_string(p.gpus_per_node);
-  if (p.stages) s += ":" + std::to_string(p.stages);
-  return s;
-}
+Error rejected(Reject why, std::string message) { return make_error(std::move(message), static_cast<int>(why)); }
 
 }  // namespace
 
-std::string find_crius_conf(const std::string& slurm_sysconfdir) {
-  if (const char* c = std::getenv("CRIUS_CONF"); c && *c) return c;
-  if (const char* s = std::getenv("SLURM_CONF"); s && *s) {
-    std::string p = s;
-    auto slash = p.rfind('/');
-    return (slash == std::string::npos ? std::string(".") : p.substr(0, slash)) + "/crius.toml";
-  }
-  return slurm_sysconfdir + "/crius.toml";
+const std::vector<std::string>& submit_config_keys() {
+  static const std::vector<std::string> keys = {"objective", "on_error", "partitions", "record_top"};
+  return keys;
 }
 
 Result<SubmitConfig> parse_submit_config(const est::Cluster& cluster) {
@@ -99,7 +61,7 @@ Result<SubmitConfig> parse_submit_config(const est::Cluster& cluster) {
           std::vector<std::string> names;
           for (const auto& p : cluster.partitions) names.push_back(p.name);
           return make_error(where(e, key) + ": no [[partition]] named '" + *s + "' (partitions: " +
-                            join(names) + ")");
+                            util::join(names, ", ") + ")");
         }
         cfg.partitions.push_back(*s);
       }
@@ -108,7 +70,7 @@ Result<SubmitConfig> parse_submit_config(const est::Cluster& cluster) {
       if (!n || *n < 1 || *n > 10) return make_error(where(v, key) + " must be a whole number from 1 to 10");
       cfg.record_top = static_cast<int>(*n);
     } else {
-      return make_error(where(v, key) + ": unknown key (known: objective, on_error, partitions, record_top)");
+      return make_error(where(v, key) + ": unknown key (known: " + util::join(submit_config_keys(), ", ") + ")");
     }
   }
   return cfg;
@@ -129,50 +91,56 @@ Result<Loaded> load_config(const std::string& path) {
 Result<est::Model> resolve_model(const JobRequest& req, const est::ModelCatalog& models) {
   if (req.model_is_file) {
     auto m = est::parse_model(req.model_toml, req.model);
-    if (!m) return make_error("--crius-model: " + m.error());
+    if (!m) return rejected(Reject::bad_request, "--crius-model: " + m.error());
     return *m;
   }
   if (const est::Model* m = models.find(req.model)) return *m;
-  return make_error("unknown model " + shown(req.model) + matches_suffix(models.close_matches(req.model)));
+  return rejected(Reject::bad_request,
+                  "unknown model " + shown(req.model) + matches_suffix(models.close_matches(req.model)));
 }
 
 Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_view user_partitions) {
   const est::Cluster& cl = conf.cluster;
   if (req.deadline_s && !req.iters)
-    return make_error("--crius-deadline needs --crius-iters (crius estimates run time as iterations x iteration time)");
+    return rejected(Reject::bad_request,
+                    "--crius-deadline needs --crius-iters (crius estimates run time as iterations x iteration time)");
 
   auto model = resolve_model(req, cl.models);
-  if (!model) return make_error(model.error());
+  if (!model) return make_error(model.error(), model.error_code());
 
   est::Request ereq;
   ereq.model = std::move(*model);
   ereq.global_batch = req.global_batch;
-  auto rt = est::parse_runtime(req.runtime);
-  if (!rt) return make_error("--crius-runtime: " + rt.error());
-  ereq.runtime = *rt;
-  if (auto v = est::validate_request(ereq); !v) return make_error(v.error());
+  ereq.runtime = req.runtime;
+  if (auto v = est::validate_request(ereq); !v) return rejected(Reject::bad_request, v.error());
 
   // The partitions this job may use.
   std::vector<std::string> all_names;
   for (const auto& p : cl.partitions) all_names.push_back(p.name);
   std::vector<const est::Partition*> allowed;
+  std::vector<std::string> user_crius_partitions;
   if (!user_partitions.empty()) {
-    auto asked = split_list(user_partitions);
+    auto asked = util::split(user_partitions, ',', true);
     for (const auto& name : asked)
-      if (const est::Partition* p = cl.find_partition(name)) allowed.push_back(p);
+      if (const est::Partition* p = cl.find_partition(name)) {
+        allowed.push_back(p);
+        user_crius_partitions.push_back(p->name);
+      }
     if (allowed.empty())
-      return make_error("none of the job's partitions " + shown(join(asked, ",")) +
-                        " is described in crius.toml (crius partitions: " + join(all_names) + ")");
+      return rejected(Reject::no_partition, "none of the job's partitions " + shown(util::join(asked, ",")) +
+                                                " is described in crius.toml (crius partitions: " +
+                                                util::join(all_names, ", ") + ")");
   } else if (!conf.config.partitions.empty()) {
     for (const auto& name : conf.config.partitions) allowed.push_back(cl.find_partition(name));
   } else {
     for (const auto& p : cl.partitions) allowed.push_back(&p);
   }
 
+  const std::string pin = est::to_string(req.cell);
   if (!req.cell.gpu.empty()) {
     if (!cl.gpus.find(req.cell.gpu))
-      return make_error("--crius-cell: unknown GPU type " + shown(req.cell.gpu) +
-                        matches_suffix(cl.gpus.close_matches(req.cell.gpu)));
+      return rejected(Reject::bad_request, "--crius-cell: unknown GPU type " + shown(req.cell.gpu) +
+                                               matches_suffix(cl.gpus.close_matches(req.cell.gpu)));
     std::vector<const est::Partition*> typed;
     std::vector<std::string> have;
     for (const est::Partition* p : allowed) {
@@ -180,8 +148,8 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
       if (p->gpu == req.cell.gpu) typed.push_back(p);
     }
     if (typed.empty())
-      return make_error("--crius-cell=" + pin_text(req.cell) + ": no partition of type '" + req.cell.gpu +
-                        "' among the job's partitions: " + join(have));
+      return rejected(Reject::no_cell, "--crius-cell=" + pin + ": no partition of type '" + req.cell.gpu +
+                                           "' among the job's partitions: " + util::join(have, ", "));
     allowed = std::move(typed);
     if (req.cell.nodes) {
       bool fits = false;
@@ -192,8 +160,8 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
         if (req.cell.nodes <= p->nodes && req.cell.gpus_per_node <= p->gpus_per_node) fits = true;
       }
       if (!fits)
-        return make_error("--crius-cell=" + pin_text(req.cell) + " is larger than the partition (" +
-                          join(shapes, "; ") + ")");
+        return rejected(Reject::no_cell, "--crius-cell=" + pin + " is larger than the partition (" +
+                                             util::join(shapes, "; ") + ")");
     }
   }
 
@@ -211,8 +179,8 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
     all.insert(all.end(), std::make_move_iterator(r.begin()), std::make_move_iterator(r.end()));
   }
   if (all.empty())
-    return make_error("no Cell matches --crius-cell=" + pin_text(req.cell) + " for model " + shown(req.model) +
-                      " (stages must divide the layers and fit the GPUs)");
+    return rejected(Reject::no_cell, "no Cell matches --crius-cell=" + pin + " for model " + shown(req.model) +
+                                         " (stages must divide the layers and fit the GPUs)");
 
   const bool eff = conf.config.objective == Objective::efficiency;
   auto score = [&](const est::Estimate& e) {
@@ -226,9 +194,9 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
     return a.cell.gpus() < b.cell.gpus();
   });
   if (!all.front().feasible)
-    return make_error("no feasible Cell for model " + shown(req.model) + " with global batch " +
-                      std::to_string(req.global_batch) + " (--crius-cell=" + pin_text(req.cell) +
-                      "); best try " + cell_text(all.front().cell) + ": " + all.front().why);
+    return rejected(Reject::no_cell, "no feasible Cell for model " + shown(req.model) + " with global batch " +
+                                         std::to_string(req.global_batch) + " (--crius-cell=" + pin +
+                                         "); best try " + est::to_string(all.front().cell) + ": " + all.front().why);
 
   Decision d;
   std::size_t chosen = 0;
@@ -251,84 +219,38 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
   d.ranked = all;
 
   const est::Estimate& e = d.chosen;
-  const est::Plan& plan = e.plan;
-  std::string layers, dps, tps;
-  for (std::size_t i = 0; i < plan.stages.size(); ++i) {
-    const auto& s = plan.stages[i];
-    // Inclusive "first-last", as crius-launch(1) reads CRIUS_STAGE_LAYERS.
-    layers += (i ? "," : "") + std::to_string(s.layer_begin) + "-" + std::to_string(s.layer_end - 1);
-    dps += (i ? "," : "") + std::to_string(s.dp);
-    tps += (i ? "," : "") + std::to_string(s.tp);
+  job::Record& rec = d.record;
+  rec.request.model = req.model;
+  rec.request.model_file = req.model_is_file;
+  if (req.model_is_file) rec.request.model_digest = util::hex64(util::fnv1a64(req.model_toml));
+  rec.request.global_batch = req.global_batch;
+  rec.request.iters = req.iters;
+  rec.request.runtime = req.runtime;
+  rec.request.pin = req.cell;
+  rec.request.deadline_s = req.deadline_s;
+  rec.request.partitions = user_crius_partitions;
+  rec.request.objective = eff ? "efficiency" : "throughput";
+  rec.cell = e.cell;
+  rec.plan = e.plan;
+  rec.iter_time_s = e.iter_time_s;
+  rec.samples_per_s = e.samples_per_s;
+  rec.memory_gib = e.memory_gib;
+  if (req.deadline_s) rec.deadline_met = deadline_met;
+  for (const auto& r : d.ranked) {
+    if (!r.feasible || static_cast<int>(rec.top.size()) >= conf.config.record_top) break;
+    rec.top.push_back({r.cell, r.iter_time_s, r.samples_per_s, r.memory_gib});
   }
-  auto add = [&](const char* k, const std::string& v) { d.env.push_back(std::string(k) + "=" + v); };
-  add("CRIUS_MODEL", req.model);
-  add("CRIUS_GLOBAL_BATCH", std::to_string(req.global_batch));
-  add("CRIUS_RUNTIME", req.runtime);
-  add("CRIUS_CELL", cell_text(e.cell));
-  add("CRIUS_PARTITION", e.cell.partition);
-  add("CRIUS_GPU", e.cell.gpu);
-  add("CRIUS_NODES", std::to_string(e.cell.nodes));
-  add("CRIUS_GPUS_PER_NODE", std::to_string(e.cell.gpus_per_node));
-  add("CRIUS_STAGES", std::to_string(e.cell.stages));
-  add("CRIUS_STAGE_LAYERS", layers);
-  add("CRIUS_STAGE_DP", dps);
-  add("CRIUS_STAGE_TP", tps);
-  add("CRIUS_MICRO_BATCH_SIZE", std::to_string(plan.micro_batch_size));
-  add("CRIUS_MICRO_BATCHES", std::to_string(plan.micro_batches));
-  add("CRIUS_SCHEDULE", est::to_string(plan.schedule));
-  add("CRIUS_RECOMPUTE", std::string(est::to_string(plan.recompute)));
-  add("CRIUS_SEQUENCE_PARALLEL", plan.sequence_parallel ? "1" : "0");
-  add("CRIUS_ZERO", std::to_string(plan.zero));
-  add("CRIUS_EST_ITER_S", fmt(e.iter_time_s, 6));
-  add("CRIUS_EST_SAMPLES_PER_S", fmt(e.samples_per_s, 6));
-  add("CRIUS_EST_MEMORY_GIB", fmt(e.memory_gib, 4));
-  if (req.iters) {
-    add("CRIUS_ITERS", std::to_string(*req.iters));
-    add("CRIUS_EST_RUN_S", fmt(e.iter_time_s * static_cast<double>(*req.iters), 6));
-  }
-  add("CRIUS_PLAN_JSON", est::to_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-
-  nlohmann::json rec;
-  rec["crius"] = 1;
-  nlohmann::json rq = {{"model", req.model},
-                       {"model_file", req.model_is_file},
-                       {"global_batch", req.global_batch},
-                       {"runtime", req.runtime},
-                       {"cell", pin_text(req.cell)},
-                       {"objective", eff ? "efficiency" : "throughput"}};
-  if (req.model_is_file) rq["model_toml"] = req.model_toml;
-  if (req.iters) rq["iters"] = *req.iters;
-  if (req.deadline_s) rq["deadline_s"] = *req.deadline_s;
-  if (!user_partitions.empty()) rq["partitions"] = std::string(user_partitions);
-  rec["request"] = rq;
-  rec["chosen"] = {{"cell", cell_text(e.cell)},
-                   {"partition", e.cell.partition},
-                   {"iter_time_s", e.iter_time_s},
-                   {"samples_per_s", e.samples_per_s}};
-  if (req.deadline_s) rec["chosen"]["deadline_met"] = deadline_met;
-  nlohmann::json top = nlohmann::json::array();
-  for (std::size_t i = 0; i < d.ranked.size() && static_cast<int>(top.size()) < conf.config.record_top; ++i) {
-    const auto& r = d.ranked[i];
-    if (!r.feasible) break;
-    top.push_back({{"cell", cell_text(r.cell)},
-                   {"partition", r.cell.partition},
-                   {"iter_time_s", r.iter_time_s},
-                   {"samples_per_s", r.samples_per_s},
-                   {"memory_gib", r.memory_gib}});
-  }
-  rec["top"] = top;
-  d.record = rec.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-
-  d.summary = "model=" + req.model + " batch=" + std::to_string(req.global_batch) + " -> cell " +
-              cell_text(e.cell) + " partition=" + e.cell.partition + " iter=" + fmt(e.iter_time_s) +
-              "s samples/s=" + fmt(e.samples_per_s) + (deadline_met ? "" : " (deadline not met)");
+  d.env = job::record_env(rec);
+  d.summary = "model=" + shown(req.model) + " batch=" + std::to_string(req.global_batch) + " -> cell " +
+              est::describe(e.cell) + " iter=" + util::fmt(e.iter_time_s) + "s samples/s=" +
+              util::fmt(e.samples_per_s) + (deadline_met ? "" : " (deadline not met)");
   return d;
 }
 
 std::string explain_text(const JobRequest& req, const Decision& d) {
   std::ostringstream o;
-  o << "crius: model " << req.model << ", global batch " << req.global_batch << ", runtime " << req.runtime
-    << ", cell " << pin_text(req.cell) << "\n";
+  o << "crius: model " << req.model << ", global batch " << req.global_batch << ", runtime " << est::to_string(req.runtime)
+    << ", cell " << est::to_string(req.cell) << "\n";
   char line[256];
   std::snprintf(line, sizeof line, "  %-3s %-16s %-10s %10s %12s %9s  %s\n", "#", "CELL", "PARTITION",
                 "ITER_S", "SAMPLES/S", "MEM_GIB", "PLAN (per stage dp x tp)");
@@ -338,18 +260,18 @@ std::string explain_text(const JobRequest& req, const Decision& d) {
     ++i;
     if (!e.feasible) {
       std::snprintf(line, sizeof line, "  %-3d %-16s %-10s %10s %12s %9s  infeasible: %.80s\n", i,
-                    cell_text(e.cell).c_str(), e.cell.partition.c_str(), "-", "-", "-", e.why.c_str());
+                    est::to_string(e.cell).c_str(), e.cell.partition.c_str(), "-", "-", "-", e.why.c_str());
       o << line;
       continue;
     }
     std::string plan;
     for (const auto& s : e.plan.stages) plan += (plan.empty() ? "" : " ") + std::to_string(s.dp) + "x" + std::to_string(s.tp);
     plan += " mbs=" + std::to_string(e.plan.micro_batch_size) + " mb=" + std::to_string(e.plan.micro_batches);
-    std::snprintf(line, sizeof line, "  %-3d %-16s %-10s %10.4g %12.4g %9.3g  %s\n", i, cell_text(e.cell).c_str(),
+    std::snprintf(line, sizeof line, "  %-3d %-16s %-10s %10.4g %12.4g %9.3g  %s\n", i, est::to_string(e.cell).c_str(),
                   e.cell.partition.c_str(), e.iter_time_s, e.samples_per_s, e.memory_gib, plan.c_str());
     o << line;
   }
-  o << "crius: chosen " << cell_text(d.chosen.cell) << " in partition " << d.chosen.cell.partition << "\n";
+  o << "crius: chosen " << est::to_string(d.chosen.cell) << " in partition " << d.chosen.cell.partition << "\n";
   return o.str();
 }
 

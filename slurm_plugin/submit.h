@@ -9,6 +9,8 @@
 
 #include "estimator/estimator.h"
 #include "estimator/result.h"
+#include "job/env.h"
+#include "job/record.h"
 #include "slurm_plugin/request.h"
 
 namespace crius::slurm {
@@ -24,12 +26,10 @@ struct SubmitConfig {
   int record_top = 3;                   // Cells kept in the admin_comment record
 };
 
+// The keys of [job_submit] (job_submit_crius(8)).
+const std::vector<std::string>& submit_config_keys();
 // Parses the [job_submit] table (absent = defaults); unknown keys are errors.
 Result<SubmitConfig> parse_submit_config(const estimator::Cluster& cluster);
-
-// Where crius.toml is: $CRIUS_CONF, else crius.toml beside slurm.conf
-// ($SLURM_CONF's directory, else `slurm_sysconfdir`).
-std::string find_crius_conf(const std::string& slurm_sysconfdir);
 
 struct Loaded {
   estimator::Cluster cluster;
@@ -41,15 +41,22 @@ Result<Loaded> load_config(const std::string& path);
 struct Decision {
   estimator::Estimate chosen;
   std::vector<estimator::Estimate> ranked;  // feasible first, best first (at most 10 kept)
-  std::vector<std::string> env;             // "CRIUS_X=value" for the job
-  std::string record;                       // JSON for admin_comment
+  job::Record record;                       // written into AdminComment (job::to_text)
+  job::Env env;                             // job::record_env(record), for the job
   std::string summary;                      // one line for the slurmctld log
+};
+
+// Why decide() rejected a job (the error's code); job_submit maps it to a Slurm error.
+enum class Reject {
+  bad_request = 1,  // an option's value, an unknown model, a missing option
+  no_partition,     // none of the job's partitions is a crius partition
+  no_cell,          // no Cell fits the pins, the partitions or the memory
 };
 
 // Resolve the model, enumerate and estimate the Cells of the partitions the job
 // may use (`user_partitions`: the job's comma-separated -p list, "" = the
-// configured ones), pick one by the objective.  Errors are user-facing and
-// have no "crius:" prefix.
+// configured ones), pick one by the objective.  Errors are user-facing, have no
+// "crius:" prefix, and carry a Reject as their code.
 Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_view user_partitions);
 
 // The resolved model: a catalogue entry, or the forwarded file content parsed

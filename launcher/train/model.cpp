@@ -296,16 +296,17 @@ Result<void> Engine<T>::setup() {
     if (plan.num_layers() != m_mc.layers)
       return make_error("the plan's stages cover " + std::to_string(plan.num_layers()) + " layers but the model has " +
                         std::to_string(m_mc.layers) + " (--layers)");
-    m_first = plan.stages[m_stage].first_layer;
-    m_last = plan.stages[m_stage].last_layer;
+    m_first = plan.stages[m_stage].layer_begin;
+    m_last = plan.stages[m_stage].layer_end - 1;
   } else {
     if (m_mc.layers < plan.pp())
       return make_error(std::to_string(m_mc.layers) + " layers cannot fill " + std::to_string(plan.pp()) + " stages");
     m_first = static_cast<int>(static_cast<long long>(m_stage) * m_mc.layers / plan.pp());
     m_last = static_cast<int>(static_cast<long long>(m_stage + 1) * m_mc.layers / plan.pp()) - 1;
   }
-  if (plan.schedule != "gpipe" && plan.schedule != "1f1b")
-    return make_error("schedule '" + plan.schedule + "' is not implemented by crius-train (gpipe, 1f1b)");
+  if (plan.schedule.kind == estimator::Schedule::Kind::interleaved)
+    return make_error("schedule '" + estimator::to_string(plan.schedule) +
+                      "' is not implemented by crius-train (gpipe, 1f1b)");
   m_is_first = m_stage == 0;
   m_is_last = m_stage == plan.pp() - 1;
   std::tie(m_lo, m_hi) = range(m_stage, me.dp_rank);
@@ -548,7 +549,7 @@ void Engine<T>::forward(int mb, MicroState<T>& st, long long step) {
     layer_forward(m_layers[i], x, st.layers[i], y);
     x.swap(y);
   }
-  if (m_rt.plan().recompute == "full") st.layers.clear();  // recomputed in backward
+  if (m_rt.plan().recompute == estimator::Recompute::full) st.layers.clear();  // recomputed in backward
   if (m_is_last) {
     layer_norm(x, *m_lnf_g, *m_lnf_b, ns * T_, h, st.out_hat, st.out_rstd, st.out);
   } else {
@@ -616,7 +617,7 @@ double Engine<T>::step(long long index) {
   for (auto& p : m_params) std::fill(p.g.begin(), p.g.end(), T(0));
   m_loss_sum = 0;
   std::vector<MicroState<T>> states(static_cast<size_t>(M));
-  if (plan.schedule == "gpipe") {
+  if (plan.schedule.kind == estimator::Schedule::Kind::gpipe) {
     for (int m = 0; m < M; ++m) forward(m, states[m], index);
     for (int m = 0; m < M; ++m) backward(m, states[m], index);
   } else {  // 1f1b: warm-up forwards, steady one-forward-one-backward, cool-down backwards
@@ -664,9 +665,9 @@ Result<void> Engine<T>::save(const std::string& path, long long next_step) {
     if (layer == kEmbedSide) return 0;
     if (layer == kHeadSide) return plan.pp() - 1;
     for (int s = 0; s < plan.pp(); ++s) {
-      int first = plan.has_layers() ? plan.stages[s].first_layer
+      int first = plan.has_layers() ? plan.stages[s].layer_begin
                                     : static_cast<int>(static_cast<long long>(s) * m_mc.layers / plan.pp());
-      int last = plan.has_layers() ? plan.stages[s].last_layer
+      int last = plan.has_layers() ? plan.stages[s].layer_end - 1
                                    : static_cast<int>(static_cast<long long>(s + 1) * m_mc.layers / plan.pp()) - 1;
       if (layer >= first && layer <= last) return s;
     }

@@ -161,19 +161,19 @@ Result<est::Estimate> predict(const MachineProfile& prof, const ModelConfig& mc,
   req.global_batch = samples * plan.micro_batches;
   req.runtime = est::Runtime::megatron;
 
-  est::Plan p;
-  for (int s = 0; s < S; ++s) {
-    const auto& st = plan.stages[static_cast<size_t>(s)];
-    const int L = req.model.layers;
-    const int b = plan.has_layers() ? st.first_layer : L * s / S, e = plan.has_layers() ? st.last_layer + 1 : L * (s + 1) / S;
-    p.stages.push_back(est::StagePlan{b, e, st.dp, st.tp});
-  }
+  // The plan as crius-train runs it: layers split evenly where the plan names none, a
+  // micro-batch of `samples` over the DP replicas, no recompute, SP or ZeRO.
+  est::Plan p = plan;
+  if (!p.has_layers())
+    for (int s = 0; s < S; ++s) {
+      p.stages[static_cast<size_t>(s)].layer_begin = req.model.layers * s / S;
+      p.stages[static_cast<size_t>(s)].layer_end = req.model.layers * (s + 1) / S;
+    }
   p.micro_batch_size = samples / dp;
-  p.micro_batches = plan.micro_batches;
-  auto sched = est::parse_schedule(plan.schedule);
-  if (!sched) return make_error(sched.error());
-  p.schedule = *sched;
-  p.runtime = est::Runtime::megatron;  // crius-train runs no recompute, SP or ZeRO
+  p.recompute = est::Recompute::none;
+  p.sequence_parallel = false;
+  p.zero = 0;
+  p.runtime = est::Runtime::megatron;
 
   // The measured rates are what this machine reaches: no efficiency on top.
   est::CostConstants c;

@@ -161,10 +161,10 @@ int main(int argc, char** argv) {
   }
   if (verify) {
     cl::Plan one;
-    one.stages.push_back(cl::StagePlan{plan.has_layers() ? 0 : -1, plan.has_layers() ? mc.layers - 1 : -1, 1, 1});
+    one.stages.push_back(cl::StagePlan{0, plan.has_layers() ? mc.layers : 0, 1, 1});
     one.micro_batches = plan.micro_batches;
     one.micro_batch_size = samples;
-    one.schedule = "gpipe";
+    one.schedule = crius::estimator::Schedule{crius::estimator::Schedule::Kind::gpipe, 1};
     auto r = cl::Runtime::init(MPI_COMM_SELF, one);
     if (!r) return err("--verify: " + r.error(), 1);
     ref_rt = std::move(*r);
@@ -219,7 +219,7 @@ int main(int argc, char** argv) {
     std::sort(sorted.begin(), sorted.end());
     double median = sorted.empty() ? 0 : sorted[sorted.size() / 2];
     std::printf("crius-train: plan %s; %d ranks; %lld samples x %d tokens per iteration; %s %s\n",
-                cl::canonical(plan).c_str(), world, (*trainer)->samples_per_step(), mc.seq, dtype.c_str(),
+                crius::estimator::plan_text(plan).c_str(), world, (*trainer)->samples_per_step(), mc.seq, dtype.c_str(),
                 backend->name().c_str());
     if (median > 0)
       std::printf("crius-train: measured iteration time %.6f s (median of %zu), %.1f samples/s\n", median, sorted.size(),
@@ -235,7 +235,7 @@ int main(int argc, char** argv) {
       std::printf("crius-train: no estimate: %s\n", predicted.error().c_str());
     }
     if (!report.empty()) {
-      nlohmann::json j = {{"plan", cl::to_json(plan)},
+      nlohmann::json j = {{"plan", crius::estimator::to_json(plan)},
                           {"ranks", world},
                           {"dtype", dtype},
                           {"device", backend->name()},

@@ -9,7 +9,7 @@ namespace {
 
 struct Candidate {
   int partition;
-  CellShape shape;
+  Cell shape;
   double score;  // normalised Cell-optimal speed
 };
 
@@ -24,7 +24,7 @@ class Round {
 
  private:
   const Job& job(size_t i) const { return *m_ctx.jobs[i]; }
-  double speed(size_t i, const CellShape& s) const { return decision_speed(m_ctx, job(i), s, false); }
+  double speed(size_t i, const Cell& s) const { return decision_speed(m_ctx, job(i), s, false); }
   double ref(size_t i);
   double score(size_t i, const Allocation& a) {
     return a.empty() ? 0 : std::max(0.0, speed(i, a.shape)) / ref(i);

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "common/util.h"
 #include "scheduler/estimator_throughput.h"
 #include "scheduler/scheduler.h"
 
@@ -18,45 +19,27 @@ bool is_active(const std::string& state) {
   return state == "PENDING" || state == "RUNNING" || state == "CONFIGURING";
 }
 
-// The record's Cell text is job_submit's "gpu:NODESxGPUS:STAGES" plus the partition.
-std::string cell_text(const JobCell& c) {
-  return c.gpu + ":" + std::to_string(c.nodes) + "x" + std::to_string(c.gpus_per_node) + ":" +
-         std::to_string(c.stages);
-}
-
-nlohmann::json cell_json(const JobCell& c) {
-  return {{"partition", c.partition}, {"gpu", c.gpu}, {"nodes", c.nodes},
-          {"gpus_per_node", c.gpus_per_node}, {"stages", c.stages}};
-}
-
-Result<JobCell> parse_cell(const std::string& text, const std::string& partition) {
-  JobCell c;
-  c.partition = partition;
-  char gpu[64] = {0};
-  char end = 0;
-  int n = std::sscanf(text.c_str(), "%63[^:]:%dx%d:%d%c", gpu, &c.nodes, &c.gpus_per_node, &c.stages, &end);
-  if (n != 4 || c.nodes <= 0 || c.gpus_per_node <= 0 || c.stages <= 0 || partition.empty())
-    return make_error("bad cell '" + text + "' (want GPU:NODESxGPUS:STAGES and a partition)");
-  c.gpu = gpu;
-  return c;
-}
-
-
-// Re-plans the record's Cell with the estimator: the stage count and the plan of
-// the best estimate for the allocation (the policy decides shapes, not plans).
-void replan(const estimator::Cluster& cluster, JobRecord& rec) {
-  auto model = cluster.models.resolve(rec.model);
-  if (!model) return;
+// The Cell-optimal plan for the record's new Cell (the policy decides shapes, not
+// plans): sets the stage count, the plan and its estimate; false when the Cell has
+// no feasible plan, and then the record is left as it was.
+bool replan(const estimator::Cluster& cluster, job::Record& rec, const estimator::Cell& to) {
+  auto model = cluster.models.resolve(rec.request.model);
+  if (!model) return false;
   estimator::Request req;
   req.model = *model;
-  req.global_batch = rec.global_batch;
-  auto runtime = estimator::parse_runtime(rec.raw["request"].value("runtime", "megatron"));
-  if (runtime) req.runtime = *runtime;
-  estimator::Estimate e = estimator::best_for_allocation(req, cluster, rec.cell.gpu, rec.cell.nodes,
-                                                         rec.cell.gpus_per_node);
-  if (!e.feasible) return;
+  req.global_batch = rec.request.global_batch;
+  req.runtime = rec.request.runtime;
+  estimator::Estimate e = estimator::best_for_allocation(req, cluster, to.gpu, to.nodes, to.gpus_per_node);
+  if (!e.feasible) return false;
+  rec.cell = to;
   rec.cell.stages = e.cell.stages;
-  rec.estimate = estimator::to_json(e);
+  rec.plan = e.plan;
+  rec.iter_time_s = e.iter_time_s;
+  rec.samples_per_s = e.samples_per_s;
+  rec.memory_gib = e.memory_gib;
+  rec.by = "criusd";
+  rec.top.clear();  // the ranking at submission no longer describes the job
+  return true;
 }
 
 int signal_number(const std::string& name) {
@@ -70,11 +53,6 @@ int signal_number(const std::string& name) {
 
 }  // namespace
 
-std::string describe(const JobCell& c) {
-  return c.gpu + ":" + std::to_string(c.nodes) + "x" + std::to_string(c.gpus_per_node) +
-         (c.stages ? ":" + std::to_string(c.stages) : "") + " in " + c.partition;
-}
-
 const char* to_string(Action::Kind k) {
   switch (k) {
     case Action::Kind::update_pending: return "update_pending";
@@ -83,6 +61,13 @@ const char* to_string(Action::Kind k) {
     case Action::Kind::finish_move: return "finish_move";
   }
   return "?";
+}
+
+const std::vector<std::string>& controller_option_keys() {
+  static const std::vector<std::string> keys = {"interval_s",         "policy",          "max_moves_per_round",
+                                                "checkpoint_signal",  "checkpoint_grace_s", "restart_cost_s",
+                                                "default_iterations"};
+  return keys;
 }
 
 Result<ControllerOptions> load_controller_options(const estimator::Cluster& cluster) {
@@ -124,70 +109,18 @@ Result<ControllerOptions> load_controller_options(const estimator::Cluster& clus
       if (!v) return make_error(where() + " must be a string");
       if (!sch::make_policy(*v, {}))
         return make_error(where() + ": unknown policy '" + *v + "' (" +
-                          sch::join(sch::policy_names(), ", ") + ")");
+                          util::join(sch::policy_names(), ", ") + ")");
       o.policy = *v;
     } else {
-      return make_error(where() + ": unknown key (interval_s, policy, max_moves_per_round, "
-                        "checkpoint_signal, checkpoint_grace_s, restart_cost_s, default_iterations)");
+      return make_error(where() + ": unknown key (known: " + util::join(controller_option_keys(), ", ") + ")");
     }
   }
   return o;
 }
 
-std::optional<Result<JobRecord>> parse_record(const std::string& admin_comment) {
-  if (admin_comment.empty() || admin_comment.front() != '{') return std::nullopt;
-  auto j = nlohmann::json::parse(admin_comment, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("crius")) return std::nullopt;
-  JobRecord r;
-  r.raw = j;
-  try {
-    const auto& req = j.at("request");
-    r.model = req.at("model").get<std::string>();
-    r.model_file = req.value("model_file", false);
-    // A Cell pinned with --crius-cell, or partitions chosen with -p, are the user's: kept.
-    r.pinned = req.value("cell", std::string("auto")) != "auto" || req.contains("partitions");
-    r.global_batch = req.at("global_batch").get<int>();
-    r.iterations = req.value("iters", 0.0);
-    const auto& chosen = j.at("chosen");
-    auto cell = parse_cell(chosen.at("cell").get<std::string>(), chosen.at("partition").get<std::string>());
-    if (!cell) return Result<JobRecord>(make_error("crius record: " + cell.error()));
-    r.cell = *cell;
-    if (j.contains("move")) {
-      const auto& m = j.at("move");
-      auto target = parse_cell(m.at("cell").get<std::string>(), m.at("partition").get<std::string>());
-      if (!target) return Result<JobRecord>(make_error("crius record move: " + target.error()));
-      r.move = JobRecord::Move{*target, m.at("phase").get<std::string>(),
-                               m.value("since", std::int64_t{0}), m.value("reason", "")};
-    }
-  } catch (const nlohmann::json::exception& e) {
-    return Result<JobRecord>(make_error(std::string("crius record: ") + e.what()));
-  }
-  return Result<JobRecord>(std::move(r));
-}
-
-std::string format_record(const JobRecord& r) {
-  nlohmann::json j = r.raw;
-  if (j["chosen"].value("cell", "") != cell_text(r.cell) || j["chosen"].value("partition", "") != r.cell.partition) {
-    // Estimates of the old Cell no longer apply; the new plan goes with the new Cell, where
-    // crius-launch finds it (the job's CRIUS_* environment cannot be changed once submitted).
-    j["chosen"] = {{"cell", cell_text(r.cell)}, {"partition", r.cell.partition}, {"by", "criusd"}};
-    if (r.estimate.is_object()) {
-      j["chosen"]["iter_time_s"] = r.estimate.value("iter_time_s", 0.0);
-      j["chosen"]["samples_per_s"] = r.estimate.value("samples_per_s", 0.0);
-      j["chosen"]["estimate"] = r.estimate;
-    }
-  }
-  if (r.move)
-    j["move"] = {{"cell", cell_text(r.move->target)}, {"partition", r.move->target.partition},
-                 {"phase", r.move->phase}, {"since", r.move->since}, {"reason", r.move->reason}};
-  else
-    j.erase("move");
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 nlohmann::json to_json(const Action& a) {
-  return {{"action", to_string(a.kind)}, {"job", a.job},          {"from", cell_json(a.from)},
-          {"to", cell_json(a.to)},       {"reason", a.reason},    {"from_samples_per_s", a.from_samples_per_s},
+  return {{"action", to_string(a.kind)}, {"job", a.job},          {"from", estimator::to_json(a.from)},
+          {"to", estimator::to_json(a.to)},       {"reason", a.reason},    {"from_samples_per_s", a.from_samples_per_s},
           {"to_samples_per_s", a.to_samples_per_s}, {"gain_samples_per_s", a.gain_samples_per_s}};
 }
 
@@ -200,7 +133,7 @@ nlohmann::json to_json(const Round& r) {
   j["jobs"] = nlohmann::json::array();
   for (const auto& s : r.jobs)
     j["jobs"].push_back({{"job", s.job}, {"state", s.state}, {"model", s.model},
-                         {"global_batch", s.global_batch}, {"cell", cell_json(s.cell)},
+                         {"global_batch", s.global_batch}, {"cell", estimator::to_json(s.cell)},
                          {"est_iter_time_s", s.est_iter_time_s}, {"move", s.move},
                          {"problem", s.problem}});
   return j;
@@ -243,12 +176,12 @@ Result<Round> Controller::decide(const Snapshot& snap) {
 
   // Crius jobs, in-flight moves first.
   std::vector<sch::Job> jobs;
-  std::vector<std::pair<const SlurmJob*, JobRecord>> crius_jobs;  // same order as `jobs`
+  std::vector<std::pair<const SlurmJob*, job::Record>> crius_jobs;  // same order as `jobs`
   std::map<int, int> managed_gpus_on_node;  // GPUs of the running jobs the policy may move
   int moves_in_flight = 0;
   for (const auto& sj : snap.jobs) {
     if (!is_active(sj.state)) continue;
-    auto parsed = parse_record(sj.admin_comment);
+    auto parsed = job::parse_record(sj.admin_comment);
     if (!parsed) continue;  // not a crius job: never touched
     JobStatus status;
     status.job = sj.id;
@@ -258,24 +191,24 @@ Result<Round> Controller::decide(const Snapshot& snap) {
       round.jobs.push_back(status);
       continue;
     }
-    JobRecord rec = std::move(parsed->value());
-    status.model = rec.model;
-    status.global_batch = rec.global_batch;
+    job::Record rec = std::move(parsed->value());
+    status.model = rec.request.model;
+    status.global_batch = rec.request.global_batch;
     status.cell = rec.cell;
     bool running = sj.state != "PENDING";
-    sch::CellShape shape{rec.cell.gpu, rec.cell.nodes, rec.cell.gpus_per_node};
-    if (rec.model_file) {
+    const estimator::Cell& shape = rec.cell;
+    if (rec.request.model_file) {
       status.problem = "model given as a file: criusd leaves it in its Cell";
-    } else if (auto ok = tput.check_model(rec.model); !ok) {
+    } else if (auto ok = tput.check_model(rec.request.model); !ok) {
       status.problem = ok.error();
-    } else if (auto p = tput.best(rec.model, rec.global_batch, shape); p.feasible) {
+    } else if (auto p = tput.best(rec.request.model, rec.request.global_batch, shape); p.feasible) {
       status.est_iter_time_s = p.iter_time_s;
     }
 
     if (rec.move) {
       // Continue a move started in an earlier round (possibly by an earlier criusd).
       ++moves_in_flight;
-      status.move = rec.move->phase + " -> " + describe(rec.move->target);
+      status.move = rec.move->phase + " -> " + estimator::describe(rec.move->target);
       Action a;
       a.job = sj.id;
       a.from = rec.cell;
@@ -286,25 +219,27 @@ Result<Round> Controller::decide(const Snapshot& snap) {
         rec.move->phase = "requeued";
         rec.move->since = snap.now;
         a.kind = Action::Kind::requeue;
-        a.record = format_record(rec);
+        a.record = job::to_text(rec);
         round.actions.push_back(a);
       } else if (running && rec.move->phase == "requeued") {
         a.kind = Action::Kind::requeue;  // the requeue did not take: try again
-        a.record = format_record(rec);
+        a.record = job::to_text(rec);
         round.actions.push_back(a);
       } else if (!running) {
-        rec.cell = rec.move->target;
+        const estimator::Cell target = rec.move->target;
         rec.move.reset();
-        replan(m_cluster, rec);
+        if (!replan(m_cluster, rec, target))  // keep the Cell it had; the move is dropped
+          round.notes.push_back("job " + std::to_string(sj.id) + ": no feasible plan in " +
+                                estimator::describe(target) + "; it stays in " + estimator::describe(rec.cell));
         a.to = rec.cell;
         a.kind = Action::Kind::finish_move;
-        a.record = format_record(rec);
+        a.record = job::to_text(rec);
         round.actions.push_back(a);
       }
       round.jobs.push_back(status);
       continue;  // not offered to the policy while it moves
     }
-    if (!status.problem.empty() || rec.pinned) {
+    if (!status.problem.empty() || rec.pinned()) {
       if (status.problem.empty()) status.move = "pinned by the user (--crius-cell or -p): left as is";
       round.jobs.push_back(status);
       continue;
@@ -313,11 +248,11 @@ Result<Round> Controller::decide(const Snapshot& snap) {
     sch::Job job;
     job.id = static_cast<int>(jobs.size());
     job.name = std::to_string(sj.id);
-    job.model = rec.model;
-    job.global_batch = rec.global_batch;
+    job.model = rec.request.model;
+    job.global_batch = rec.request.global_batch;
     job.req_gpu = rec.cell.gpu;
     job.req_gpus = rec.cell.nodes * rec.cell.gpus_per_node;
-    job.iterations = rec.iterations > 0 ? rec.iterations : m_options.default_iterations;
+    job.iterations = rec.request.iters ? static_cast<double>(*rec.request.iters) : m_options.default_iterations;
     job.submit_time = static_cast<double>(sj.submit_time);
     job.state = running ? sch::JobState::running : sch::JobState::pending;
     if (running) {
@@ -326,7 +261,6 @@ Result<Round> Controller::decide(const Snapshot& snap) {
       if (pit != partition_index.end()) {
         job.alloc.partition = pit->second;
         job.alloc.shape = shape;
-        job.alloc.stages = rec.cell.stages;
         for (const auto& host : sj.nodes)
           if (auto it = node_index.find(host); it != node_index.end()) job.alloc.node_ids.push_back(it->second);
         job.alloc.shape.nodes = static_cast<int>(job.alloc.node_ids.size());
@@ -367,47 +301,50 @@ Result<Round> Controller::decide(const Snapshot& snap) {
   for (const auto& d : *decisions) {
     auto& [sj, rec] = crius_jobs[d.job];
     const sch::Job& job = jobs[d.job];
-    JobCell to = rec.cell;
+    estimator::Cell to = rec.cell;
     if (!d.target.empty()) {
       to.partition = cluster.partitions[d.target.partition].name;
       to.gpu = d.target.shape.gpu;
       to.nodes = d.target.shape.nodes;
       to.gpus_per_node = d.target.shape.gpus_per_node;
-      to.stages = d.target.stages;
+      to.stages = d.target.shape.stages;
     }
     Action a;
     a.job = sj->id;
     a.from = rec.cell;
     a.to = to;
     a.reason = d.reason;
-    sch::Perf before = tput.best(job.model, job.global_batch, {rec.cell.gpu, rec.cell.nodes, rec.cell.gpus_per_node});
-    sch::Perf after = tput.best(job.model, job.global_batch, {to.gpu, to.nodes, to.gpus_per_node});
+    sch::Perf before = tput.best(job.model, job.global_batch, rec.cell);
+    sch::Perf after = tput.best(job.model, job.global_batch, to);
     a.from_samples_per_s = before.feasible ? before.samples_per_s : 0;
     a.to_samples_per_s = after.feasible ? after.samples_per_s : 0;
     a.gain_samples_per_s = a.to_samples_per_s - a.from_samples_per_s;
-    JobCell same_shape = to;
+    estimator::Cell same_shape = to;
     same_shape.stages = rec.cell.stages;
     if (job.state == sch::JobState::pending) {
       if (d.kind != sch::Decision::Kind::start || same_shape == rec.cell) continue;  // Slurm starts it as asked
-      rec.cell = to;
-      replan(m_cluster, rec);
+      if (!replan(m_cluster, rec, to)) {
+        round.notes.push_back("job " + std::to_string(sj->id) + ": no feasible plan in " + estimator::describe(to) +
+                              "; not moved");
+        continue;
+      }
       a.to = rec.cell;
       a.kind = Action::Kind::update_pending;
-      a.record = format_record(rec);
+      a.record = job::to_text(rec);
       round.actions.push_back(a);
       continue;
     }
     if (d.kind == sch::Decision::Kind::start) continue;
     if (budget == 0) {
       round.notes.push_back("job " + std::to_string(sj->id) + ": " + to_string(d.kind) + " to " +
-                            describe(to) + " deferred: migration budget of " +
+                            estimator::describe(to) + " deferred: migration budget of " +
                             std::to_string(m_options.max_moves_per_round) + " per round used");
       continue;
     }
     --budget;
-    rec.move = JobRecord::Move{to, "signalled", snap.now, d.reason};
+    rec.move = job::Move{to, "signalled", snap.now, d.reason};
     a.kind = Action::Kind::checkpoint;
-    a.record = format_record(rec);
+    a.record = job::to_text(rec);
     round.actions.push_back(a);
   }
   round.decide_ms =

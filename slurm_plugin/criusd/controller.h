@@ -1,7 +1,8 @@
 // One criusd round, without Slurm: a Snapshot of nodes and crius jobs goes in,
 // the scheduler core's `crius` policy (the same code crius-sim runs) decides,
 // and the decisions come out as Slurm actions. All state lives in Slurm (the
-// job record in AdminComment), so a restarted criusd continues where it stopped.
+// job record in AdminComment, job/record.h), so a restarted criusd continues
+// where it stopped.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "estimator/estimator.h"
+#include "job/record.h"
 #include "scheduler/policy.h"
 #include "slurm_plugin/criusd/snapshot.h"
 
@@ -27,42 +29,10 @@ struct ControllerOptions {
   double default_iterations = 1000;  // for jobs submitted without --crius-iters
 };
 
+// The keys of [criusd] (criusd(8)).
+const std::vector<std::string>& controller_option_keys();
 // Reads the [criusd] table of crius.toml (unknown keys are errors).
 Result<ControllerOptions> load_controller_options(const estimator::Cluster& cluster);
-
-// The Cell a crius job holds or asks for.
-struct JobCell {
-  std::string partition, gpu;
-  int nodes = 0, gpus_per_node = 0, stages = 0;
-  bool operator==(const JobCell&) const = default;
-};
-// "a100:2x8:1 in a100": a Cell for logs and messages.
-std::string describe(const JobCell& c);
-
-// What criusd knows of a crius job: the record job_submit_crius(8) wrote in
-// AdminComment ({"crius":1, "request":{...}, "chosen":{"cell","partition"}, ...}),
-// plus criusd's own in-flight move ("move").
-struct JobRecord {
-  nlohmann::json raw;  // the whole record, kept so unknown fields survive rewrites
-  std::string model;
-  bool model_file = false;  // forwarded model file: the estimator cannot look it up by name
-  bool pinned = false;      // the user pinned the Cell or partitions (--crius-cell, -p): never moved
-  int global_batch = 0;
-  double iterations = 0;  // 0 = not given
-  JobCell cell;           // current Cell (what the job asks Slurm for)
-  nlohmann::json estimate;  // criusd's re-planned estimate of `cell` (estimator::to_json), or null
-  struct Move {
-    JobCell target;
-    std::string phase;    // "signalled" then "requeued"
-    std::int64_t since = 0;
-    std::string reason;
-  };
-  std::optional<Move> move;
-};
-
-// nullopt: not a crius job (no record); error: a record that does not parse.
-std::optional<Result<JobRecord>> parse_record(const std::string& admin_comment);
-std::string format_record(const JobRecord& r);
 
 struct Action {
   enum class Kind {
@@ -73,8 +43,8 @@ struct Action {
   };
   Kind kind = Kind::update_pending;
   std::uint32_t job = 0;
-  JobCell from, to;
-  std::string record;  // the AdminComment to write with the action
+  estimator::Cell from, to;
+  std::string record;  // the AdminComment to write with the action (job::to_text)
   std::string reason;
   // Estimated throughput in the old and the new Cell (0 where infeasible) and
   // their difference.  A pending job does not run at `from` yet: it may move to a
@@ -88,7 +58,7 @@ struct JobStatus {
   std::uint32_t job = 0;
   std::string state, model;
   int global_batch = 0;
-  JobCell cell;
+  estimator::Cell cell;
   double est_iter_time_s = 0;  // estimate for the current Cell (0 = unknown)
   std::string move;            // in-flight move, "" if none
   std::string problem;         // a record that does not parse, a model that is unknown

@@ -13,7 +13,6 @@
 #include "estimator/estimator.h"
 #include "slurm_plugin/criusd/controller.h"
 #include "slurm_plugin/criusd/slurm_client.h"
-#include "slurm_plugin/submit.h"
 
 namespace {
 
@@ -35,8 +34,7 @@ Result<void> apply(SlurmClient& slurm, const ControllerOptions& o, const Action&
   switch (a.kind) {
     case Action::Kind::update_pending:
     case Action::Kind::finish_move:
-      return slurm.update_pending(a.job, {a.to.partition, a.to.gpu, a.to.nodes, a.to.gpus_per_node, a.record,
-                                          a.kind == Action::Kind::finish_move});
+      return slurm.update_pending(a.job, a.to, a.record, a.kind == Action::Kind::finish_move);
     case Action::Kind::checkpoint:
       // Record the move before acting, so a restarted criusd finishes it.
       if (auto r = slurm.set_admin_comment(a.job, a.record); !r) return r;
@@ -54,7 +52,7 @@ void print_status(const Round& r) {
   for (const auto& s : r.jobs) {
     std::string extra = !s.problem.empty() ? s.problem : s.move;
     std::printf("%-8u %-10s %-18s %6d  %-28s %12.3f  %s\n", s.job, s.state.c_str(), s.model.c_str(),
-                s.global_batch, describe(s.cell).c_str(), s.est_iter_time_s, extra.c_str());
+                s.global_batch, estimator::describe(s.cell).c_str(), s.est_iter_time_s, extra.c_str());
   }
 }
 
@@ -89,7 +87,7 @@ int main(int argc, char** argv) {
 
   // crius.toml: --config, else found as the plugins find it ($CRIUS_CONF, beside slurm.conf).
   if (!slurm_conf.empty()) setenv("SLURM_CONF", slurm_conf.c_str(), 1);
-  std::string path = config.empty() ? find_crius_conf(CRIUS_SLURM_SYSCONFDIR) : config;
+  std::string path = config.empty() ? estimator::find_crius_conf(CRIUS_SLURM_SYSCONFDIR) : config;
   auto cluster = estimator::load_cluster(path);
   if (!cluster) {
     std::cerr << "criusd: " << cluster.error() << "\n";
@@ -134,8 +132,8 @@ int main(int argc, char** argv) {
     else if (status) print_status(*round);
     else
       for (const auto& a : round->actions)
-        std::cout << "job " << a.job << ": " << to_string(a.kind) << " " << describe(a.from) << " -> "
-                  << describe(a.to) << " (" << a.reason << ")\n";
+        std::cout << "job " << a.job << ": " << to_string(a.kind) << " " << estimator::describe(a.from) << " -> "
+                  << estimator::describe(a.to) << " (" << a.reason << ")\n";
     std::cerr << "criusd: decided in " << round->decide_ms << " ms\n";
     return 0;
   }
@@ -167,7 +165,7 @@ int main(int argc, char** argv) {
             std::snprintf(speeds, sizeof speeds, "; estimated %.2f -> %.2f samples/s", a.from_samples_per_s,
                           a.to_samples_per_s);
           std::cerr << timestamp() << " criusd: " << (dry_run ? "would " : "") << to_string(a.kind)
-                    << " job " << a.job << " " << describe(a.from) << " -> " << describe(a.to)
+                    << " job " << a.job << " " << estimator::describe(a.from) << " -> " << estimator::describe(a.to)
                     << " (" << a.reason << speeds << ")\n";
           if (dry_run) continue;
           if (auto r = apply(slurm, *options, a); !r) {

@@ -9,7 +9,7 @@ UNIT_TEST_ARCHIVES := $(LIBCRIUSD) $(UNIT_TEST_ARCHIVES)
 SBIN_PROGRAMS += $(B)/sbin/criusd
 MANPAGES += man/criusd.8
 $(B)/sbin/criusd: $(addprefix $(B)/slurm_plugin/criusd/,slurm_client.o main.o) $(LIBCRIUSD) \
-  $(B)/libcrius_slurm.a $(LIBCRIUS_SCHED) $(LIBCRIUS)
+  $(LIBCRIUS_SCHED) $(LIBCRIUS)
 	$(LINK_PROGRAM)
 $(B)/sbin/criusd: EXTRA_LIBS += $(SLURM_LIBS) $(GLPK_LIBS)
 $(B)/slurm_plugin/criusd/%.o: EXTRA_CPPFLAGS += $(SLURM_CFLAGS) -DCRIUS_SLURM_SYSCONFDIR='"$(SLURM_SYSCONFDIR)"' 

@@ -1,5 +1,8 @@
 #include "slurm_plugin/criusd/slurm_client.h"
 
+#include "common/util.h"
+#include "slurm_plugin/apply_cell.h"
+
 #include <cstdlib>
 #include <ctime>
 #include <string_view>
@@ -20,24 +23,12 @@ Error slurm_failure(const std::string& what) {
   return make_error(what + ": " + slurm_strerror(slurm_get_errno()));
 }
 
-std::vector<std::string> split(std::string_view s, char sep) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos < s.size()) {
-    size_t end = s.find(sep, pos);
-    if (end == std::string_view::npos) end = s.size();
-    if (end > pos) out.emplace_back(s.substr(pos, end - pos));
-    pos = end + 1;
-  }
-  return out;
-}
-
 // "gpu:a100:8(S:0)" -> type "a100", count 8; several entries comma-separated.
 void parse_gres(const std::string& gres, std::string* type, int* count) {
   *count = 0;
-  for (const auto& item : split(gres, ',')) {
+  for (const auto& item : util::split(gres, ',', true)) {
     std::string entry = item.substr(0, item.find('('));
-    auto parts = split(entry, ':');
+    auto parts = util::split(entry, ':', true);
     if (parts.empty() || parts[0] != "gpu") continue;
     int n = parts.size() >= 2 ? std::atoi(parts.back().c_str()) : 0;
     if (parts.size() == 3 && type && type->empty()) *type = parts[1];
@@ -82,12 +73,12 @@ Result<Snapshot> SlurmClient::snapshot() {
     if (!n.name) continue;
     SlurmNode node;
     node.name = n.name;
-    node.partitions = split(str(n.partitions), ',');
+    node.partitions = util::split(str(n.partitions), ',', true);
     parse_gres(str(n.gres), &node.gpu, &node.gpus);
     std::string unused_type;
     parse_gres(str(n.gres_used), &unused_type, &node.gpus_used);
     if (node.gpu.empty()) {
-      auto features = split(str(n.features), ',');
+      auto features = util::split(str(n.features), ',', true);
       if (!features.empty()) node.gpu = features.front();
     }
     uint32_t base = n.node_state & NODE_STATE_BASE;
@@ -121,19 +112,19 @@ Result<Snapshot> SlurmClient::snapshot() {
   return snap;
 }
 
-Result<void> SlurmClient::update_pending(std::uint32_t id, const CellUpdate& u) {
+Result<void> SlurmClient::update_pending(std::uint32_t id, const estimator::Cell& cell, const std::string& record,
+                                         bool clear_requeue_delay) {
   job_desc_msg_t d;
   slurm_init_job_desc_msg(&d);
   d.job_id = id;
-  std::string tres = "gres:gpu:" + std::to_string(u.gpus_per_node);
-  d.partition = const_cast<char*>(u.partition.c_str());
-  d.features = const_cast<char*>(u.feature.c_str());
-  d.tres_per_node = const_cast<char*>(tres.c_str());
-  d.min_nodes = d.max_nodes = static_cast<uint32_t>(u.nodes);
-  d.num_tasks = static_cast<uint32_t>(u.nodes * u.gpus_per_node);
-  d.ntasks_per_node = static_cast<uint16_t>(u.gpus_per_node);
-  if (u.clear_requeue_delay) d.begin_time = std::time(nullptr);
-  if (!u.admin_comment.empty()) d.admin_comment = const_cast<char*>(u.admin_comment.c_str());
+  std::vector<std::string> strings;  // own the values the job description points to
+  strings.reserve(3);
+  apply_cell(&d, cell, [&](char** field, const std::string& value) {
+    strings.push_back(value);
+    *field = strings.back().data();
+  });
+  if (clear_requeue_delay) d.begin_time = std::time(nullptr);
+  if (!record.empty()) d.admin_comment = const_cast<char*>(record.c_str());
   if (slurm_update_job(&d) != SLURM_SUCCESS)
     return slurm_failure("update of job " + std::to_string(id));
   return {};

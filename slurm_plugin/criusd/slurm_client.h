@@ -6,21 +6,11 @@
 #include <cstdint>
 #include <string>
 
+#include "estimator/plan.h"
 #include "estimator/result.h"
 #include "slurm_plugin/criusd/snapshot.h"
 
 namespace crius::slurm {
-
-// A pending job's new Cell, in the form the job_submit plugin submits it:
-// untyped GPUs per node plus a node feature naming the GPU type.
-struct CellUpdate {
-  std::string partition;
-  std::string feature;  // GPU type
-  int nodes = 0;
-  int gpus_per_node = 0;
-  std::string admin_comment;  // the updated crius record
-  bool clear_requeue_delay = false;  // a job criusd requeued: eligible now, not after Slurm's delay
-};
 
 class SlurmClient {
  public:
@@ -31,7 +21,10 @@ class SlurmClient {
   SlurmClient& operator=(const SlurmClient&) = delete;
 
   Result<Snapshot> snapshot();
-  Result<void> update_pending(std::uint32_t job, const CellUpdate& u);
+  // A pending job's new Cell (apply_cell, as job_submit writes it) and record;
+  // clear_requeue_delay: a job criusd requeued becomes eligible now, not after Slurm's delay.
+  Result<void> update_pending(std::uint32_t job, const estimator::Cell& cell, const std::string& record,
+                              bool clear_requeue_delay);
   Result<void> set_admin_comment(std::uint32_t job, const std::string& record);
   Result<void> signal(std::uint32_t job, int signo);
   Result<void> requeue(std::uint32_t job);

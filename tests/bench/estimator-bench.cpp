@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/util.h"
 #include "estimator/estimator.h"
 
 namespace est = crius::estimator;
@@ -22,21 +23,6 @@ static double cpu_now() {
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static double median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  double idx = p * (v.size() - 1);
-  size_t lo = static_cast<size_t>(std::floor(idx)), hi = static_cast<size_t>(std::ceil(idx));
-  return v[lo] + (v[hi] - v[lo]) * (idx - lo);
 }
 
 static int speed(const std::string& cluster_path, const std::string& model, int batch) {
@@ -73,10 +59,10 @@ static int speed(const std::string& cluster_path, const std::string& model, int 
   }
   std::printf("model %s, global batch %d, cluster %s\n", model.c_str(), batch, cluster_path.c_str());
   std::printf("one feasible Cell, full plan search (CPU time): median %.3f ms, p90 %.3f ms, max %.3f ms (%zu Cells x 3)\n",
-              1e3 * median(one), 1e3 * percentile(one, 0.9), one.empty() ? NAN : 1e3 * *std::max_element(one.begin(), one.end()),
+              1e3 * crius::util::median(one), 1e3 * crius::util::percentile_linear(one, 0.9), one.empty() ? NAN : 1e3 * *std::max_element(one.begin(), one.end()),
               feasible);
   std::printf("all %zu Cells ranked: median %.1f ms CPU time (wall %.1f ms; 5 runs, one thread)\n", n,
-              1e3 * median(all), 1e3 * median(wall));
+              1e3 * crius::util::median(all), 1e3 * crius::util::median(wall));
   return 0;
 }
 
@@ -142,7 +128,7 @@ static int accuracy(const std::string& cluster_path, const std::string& csv) {
     for (size_t f = 0; f < F; ++f)
       for (size_t k = 0; k < K; ++k) {
         est::SearchOptions o;
-        est::CostConstants cc = est::cost_constants(*g, est::Runtime::alpa);
+        est::CostConstants cc = est::cost_constants(c->gpus, *g, est::Runtime::alpa);
         cc.gemm_efficiency = cc.fp32_efficiency = grid[k];
         cc.inter_node_factor = fgrid[f];
         o.constants = cc;
@@ -224,11 +210,11 @@ static int accuracy(const std::string& cluster_path, const std::string& csv) {
               fgrid[all.f]);
   for (auto& [g, k] : all.k) std::printf(" %s/%s=%.2f", g.first.c_str(), g.second ? "fp32" : "fp16", grid[k]);
   std::printf("\nleave-one-out (%zu timed points): median abs rel error %.1f%%, p90 %.1f%%\n", loo_err.size(),
-              100 * median(loo_err), 100 * percentile(loo_err, 0.9));
-  std::printf("in-sample (fit on all):           median %.1f%%, p90 %.1f%%\n", 100 * median(in_err),
-              100 * percentile(in_err, 0.9));
-  std::printf("shipped constants (cost_constants): median %.1f%%, p90 %.1f%% over %zu points\n", 100 * median(def_err),
-              100 * percentile(def_err, 0.9), def_err.size());
+              100 * crius::util::median(loo_err), 100 * crius::util::percentile_linear(loo_err, 0.9));
+  std::printf("in-sample (fit on all):           median %.1f%%, p90 %.1f%%\n", 100 * crius::util::median(in_err),
+              100 * crius::util::percentile_linear(in_err, 0.9));
+  std::printf("shipped constants (cost_constants): median %.1f%%, p90 %.1f%% over %zu points\n", 100 * crius::util::median(def_err),
+              100 * crius::util::percentile_linear(def_err, 0.9), def_err.size());
   std::printf("OOM points predicted infeasible: %d of %d; measured-feasible points predicted OOM: %d\n", oom_right,
               oom_total, feas_wrong);
   return 0;

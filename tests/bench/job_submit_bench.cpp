@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "job_submit-bench: %s\n", d.error().c_str());
       return 1;
     }
-    chosen = d->env[3];
+    chosen = "CRIUS_CELL=" + crius::estimator::to_string(d->record.cell);
     cells = d->ranked.size();
     ms.push_back(std::chrono::duration<double, std::milli>(b - a).count());
   }

@@ -7,7 +7,7 @@ set -u
 REPS=${REPS:-5}
 RI=$B/tests/mpi/crius-rankinfo
 [ -x "$RI" ] || { echo "build $RI first (make check)"; exit 1; }
-unset SLURM_JOB_ID CRIUS_PP_SIZE CRIUS_PLAN_JSON
+unset SLURM_JOB_ID CRIUS_STAGES CRIUS_PLAN_JSON
 cores=$(nproc)
 root=(); [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }

@@ -5,7 +5,7 @@
 # measured with every rank running, so it sees that sharing too.
 set -eu
 command -v mpirun >/dev/null || { echo "skip: mpirun not installed"; exit 0; }
-unset SLURM_JOB_ID CRIUS_PP_SIZE CRIUS_PLAN_JSON
+unset SLURM_JOB_ID CRIUS_STAGES CRIUS_PLAN_JSON
 model="--hidden 128 --ffn 512 --heads 8 --seq 64 --layers 4 --steps 6 --warmup 2 -q"
 printf '%-34s %5s %11s %11s %9s\n' plan ranks measured_s estimated_s meas/est
 i=0

@@ -30,8 +30,14 @@ def pos_int(v):
 
 # ---- gpus.toml ------------------------------------------------------------------------------
 gpus = load(os.path.join(etc, "gpus.toml"))
-if set(gpus) != {"gpu"}:
-    err(f"gpus.toml: top-level keys {sorted(gpus)}, expected only [gpu.*]")
+if not set(gpus) <= {"gpu", "runtime"} or "gpu" not in gpus:
+    err(f"gpus.toml: top-level keys {sorted(gpus)}, expected [gpu.*] and optional [runtime.*]")
+for rname, rprof in gpus.get("runtime", {}).items():
+    if rname not in ("megatron", "alpa"):
+        err(f"gpus.toml: [runtime.{rname}] is not a runtime profile (megatron, alpa)")
+    for k, v in rprof.items():
+        if k not in ("inter_node_factor", "runtime_overhead") or not (pos_num(v) and v <= 100):
+            err(f"gpus.toml: [runtime.{rname}] {k} = {v!r}")
 gpus = gpus.get("gpu", {})
 required_ids = ["a100", "a100-80gb", "h100", "h200", "v100", "a40", "a10", "l20", "l40s", "p100"]
 for gid in required_ids:
@@ -40,12 +46,16 @@ for gid in required_ids:
 if "k40m" in gpus:
     err("gpus.toml: k40m must stay unknown (it is the unknown-GPU test case)")
 gpu_keys = {"name", "memory_gib", "memory_bw_gbs", "tflops", "match"}
+fitted_keys = {"gemm_efficiency", "fp32_efficiency", "memory_efficiency"}
 for gid, g in gpus.items():
     where = f"gpus.toml [gpu.{gid}]"
     for k in sorted(gpu_keys - set(g)):
         err(f"{where}: missing key '{k}'")
-    for k in sorted(set(g) - gpu_keys):
+    for k in sorted(set(g) - gpu_keys - fitted_keys):
         err(f"{where}: unknown key '{k}'")
+    for k in sorted(set(g) & fitted_keys):
+        if not (pos_num(g[k]) and g[k] <= 1):
+            err(f"{where}: {k} = {g[k]!r} not in (0, 1]")
     if not (isinstance(g.get("name"), str) and g["name"]):
         err(f"{where}: name must be a non-empty string")
     mem, bw = g.get("memory_gib"), g.get("memory_bw_gbs")

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "job/record.h"
 #include "slurm_plugin/request.h"
 #include "slurm_plugin/submit.h"
 
@@ -58,8 +59,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The rewrite's invariants: a real partition, a positive shape, NAME=value entries.
   if (!g_conf->cluster.find_partition(d->chosen.cell.partition)) std::abort();
   if (d->chosen.cell.nodes < 1 || d->chosen.cell.gpus_per_node < 1 || !d->chosen.feasible) std::abort();
-  for (const auto& e : d->env)
-    if (e.rfind("CRIUS_", 0) != 0 || e.find('=') == std::string::npos || e.find('\n') != std::string::npos) std::abort();
-  if (d->record.empty() || d->record.front() != '{') std::abort();
+  for (const auto& [name, value] : d->env)
+    if (name.rfind("CRIUS_", 0) != 0 || name.find('=') != std::string::npos || value.find('\n') != std::string::npos)
+      std::abort();
+  // The record reads back as written (one codec).
+  auto back = crius::job::parse_record(crius::job::to_text(d->record));
+  if (!back || !*back || !(back->value() == d->record)) std::abort();
   return 0;
 }

@@ -5,7 +5,7 @@
 set -u
 . "$TOP/tests/mpi/lib_launch.bash"
 need_mpi
-unset SLURM_JOB_ID CRIUS_PP_SIZE CRIUS_PLAN_JSON
+unset SLURM_JOB_ID CRIUS_STAGES CRIUS_PLAN_JSON
 
 crius-launch --tp 2 --pp 2 --micro-batches 2 -- crius-train --steps 1000000 --samples 2 --checkpoint-dir ck >run1.out 2>&1 &
 launcher=$!

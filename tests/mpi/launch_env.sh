@@ -6,7 +6,7 @@ set -u
 need_mpi
 RI=$B/tests/mpi/crius-rankinfo
 [ -x "$RI" ] || fail "$RI not built (make check builds it)"
-unset CRIUS_PLAN_JSON CRIUS_PP_SIZE CRIUS_STAGE_TP CRIUS_STAGE_DP CRIUS_STAGE_LAYERS SLURM_JOB_ID MASTER_ADDR MASTER_PORT RANK
+unset CRIUS_PLAN_JSON CRIUS_STAGES CRIUS_STAGE_TP CRIUS_STAGE_DP CRIUS_STAGE_LAYERS SLURM_JOB_ID MASTER_ADDR MASTER_PORT RANK
 
 run_case() { # name, crius-launch options...
   local name=$1; shift
@@ -24,11 +24,13 @@ run_case tp4pp2 --tp 4 --pp 2 --micro-batches 4
 run_case shapes --pp 2 --tp 2,1 --dp 1,2 --stage-layers 0-4,5-7
 run_case uneven_sizes --pp 2 --tp 2,1 --dp 2,1
 cat > plan.json <<'JSON'
-{"cells":[{"feasible":true,"plan":{"stages":[{"layers":[0,4],"tp":1,"dp":1},{"layers":[4,6],"tp":1,"dp":1},
+{"cells":[{"feasible":true,"plan":{"version":1,"stages":[{"layers":[0,4],"tp":1,"dp":1},{"layers":[4,6],"tp":1,"dp":1},
  {"layers":[6,8],"tp":1,"dp":1}],"micro_batches":4,"micro_batch_size":2,"schedule":"gpipe"}}]}
 JSON
 run_case planfile --plan plan.json
-CRIUS_PP_SIZE=2 CRIUS_STAGE_TP=1 CRIUS_STAGE_DP=2 CRIUS_STAGE_LAYERS=0-3,4-7 CRIUS_MICRO_BATCHES=8 run_case jobenv
+# The job's environment (what job_submit wrote; outside Slurm there is no record to read).
+CRIUS_PLAN_JSON='{"version":1,"stages":[{"layers":[0,4],"tp":1,"dp":2},{"layers":[4,8],"tp":1,"dp":2}],"micro_batches":8}' \
+  run_case jobenv
 grep -q '"CRIUS_MICRO_BATCHES":"8"' jobenv.out || fail "jobenv: CRIUS_MICRO_BATCHES from the job environment not passed on"
 grep -q '"CRIUS_STAGE_LAYERS":"0-3,4-7"' jobenv.out || fail "jobenv: CRIUS_STAGE_LAYERS not passed on"
 
@@ -52,7 +54,8 @@ expect2() { local want=$1; shift; out=$("$@" 2>&1); rc=$?; [ $rc = 2 ] || fail "
 expect2 "-n 3 does not match the plan's 2 ranks" crius-launch -n 3 --tp 2 -- true
 expect2 "no program given" crius-launch -n 2
 expect2 "--plan: cannot read 'nope.json'" crius-launch --plan nope.json -- true
-expect2 "CRIUS_PP_SIZE: 'x' is not a stage count" env CRIUS_PP_SIZE=x crius-launch -- true
+expect2 "CRIUS_PLAN_JSON: not valid JSON" env CRIUS_PLAN_JSON=x crius-launch -- true
+expect2 "CRIUS_PLAN_JSON: key 'version' is missing" env CRIUS_PLAN_JSON='{"stages":[{"tp":1,"dp":1}]}' crius-launch -- true
 expect2 "--tp: 3 values for 2 stages" crius-launch --pp 2 --tp 1,2,3 -- true
 expect2 "unknown schedule 'zigzag'" crius-launch -n 2 --schedule zigzag -- true
 expect2 "--launcher" crius-launch -n 2 --launcher pdsh -- true

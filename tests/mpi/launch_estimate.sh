@@ -6,7 +6,7 @@ set -u
 . "$TOP/tests/mpi/lib_launch.bash"
 need_mpi
 [ -x "$B/bin/crius-estimate" ] || { echo "SKIP: crius-estimate not built in $B"; exit 77; }
-unset SLURM_JOB_ID CRIUS_PP_SIZE CRIUS_PLAN_JSON
+unset SLURM_JOB_ID CRIUS_STAGES CRIUS_PLAN_JSON
 crius-estimate --model gpt3-125m --global-batch 16 --cluster "$TOP/etc/crius/crius.toml" --gpu a100 --nodes 1 \
   --gpus-per-node 8 --stages 2 --tp 2 --json >est.json || fail "crius-estimate failed"
 crius-launch --plan est.json --json >layout.json || fail "crius-launch --plan est.json"

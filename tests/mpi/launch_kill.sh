@@ -5,7 +5,7 @@ set -u
 . "$TOP/tests/mpi/lib_launch.bash"
 need_mpi
 command -v bc >/dev/null || { echo "SKIP: bc not installed"; exit 77; }
-unset SLURM_JOB_ID CRIUS_PP_SIZE CRIUS_PLAN_JSON
+unset SLURM_JOB_ID CRIUS_STAGES CRIUS_PLAN_JSON
 host=$(hostname)
 
 # A rank killed by SIGKILL while training.

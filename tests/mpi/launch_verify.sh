@@ -6,7 +6,7 @@
 set -u
 . "$TOP/tests/mpi/lib_launch.bash"
 need_mpi
-unset CRIUS_PLAN_JSON CRIUS_PP_SIZE CRIUS_STAGE_TP CRIUS_STAGE_DP CRIUS_STAGE_LAYERS SLURM_JOB_ID
+unset CRIUS_PLAN_JSON CRIUS_STAGES CRIUS_STAGE_TP CRIUS_STAGE_DP CRIUS_STAGE_LAYERS SLURM_JOB_ID
 crius-launch -n 8 -- "$B/tests/mpi/crius-train-allplans" >allplans.out 2>&1
 rc=$?
 cat allplans.out
@@ -24,10 +24,11 @@ verify() { # name, crius-launch options... -- crius-train options...
   grep -q 'measured iteration time' "$name.out" || fail "$name: no measured iteration time"
 }
 verify tp2pp2dp2_1f1b --tp 2 --pp 2 --dp 2 --micro-batches 4 --layers 4 -- crius-train --steps 3 --verify -q
-CRIUS_PP_SIZE=2 CRIUS_STAGE_TP=2,1 CRIUS_STAGE_DP=1,2 CRIUS_STAGE_LAYERS=0-2,3-5 CRIUS_MICRO_BATCHES=3 CRIUS_SCHEDULE=gpipe \
+CRIUS_PLAN_JSON='{"version":1,"stages":[{"layers":[0,3],"tp":2,"dp":1},{"layers":[3,6],"tp":1,"dp":2}],
+  "micro_batches":3,"schedule":"gpipe"}' \
   verify env_shapes_fp32 -- crius-train --steps 3 --verify --dtype fp32 --samples 4 -q
 cat > plan.json <<'JSON'
-{"plan":{"stages":[{"layers":"0-1","tp":1,"dp":1},{"layers":"2-4","tp":1,"dp":1},{"layers":"5-5","tp":1,"dp":1}],
+{"plan":{"version":1,"stages":[{"layers":[0,2],"tp":1,"dp":1},{"layers":[2,5],"tp":1,"dp":1},{"layers":[5,6],"tp":1,"dp":1}],
  "micro_batches":5,"micro_batch_size":1,"schedule":"1f1b","recompute":"full"}}
 JSON
 verify planfile_recompute --plan plan.json -- crius-train --steps 3 --verify -q

@@ -30,7 +30,7 @@ for r in plan:
     e = g["env"]
     want = {"RANK": r["rank"], "WORLD_SIZE": len(plan), "CRIUS_TP_RANK": r["tp_rank"], "CRIUS_DP_RANK": r["dp_rank"],
             "CRIUS_PP_RANK": r["stage"], "CRIUS_TP_SIZE": len(r["tp_group"]), "CRIUS_DP_SIZE": len(r["dp_group"]),
-            "CRIUS_PP_SIZE": len(sizes), "LOCAL_RANK": r["local_rank"], "CRIUS_RANK_ORDER": "tp-dp-pp"}
+            "CRIUS_STAGES": len(sizes), "LOCAL_RANK": r["local_rank"], "CRIUS_RANK_ORDER": "tp-dp-pp"}
     for k, v in want.items():
         if str(e.get(k)) != str(v):
             errors.append(f"rank {r['rank']}: {k}={e.get(k)} want {v}")

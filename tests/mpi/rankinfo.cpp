@@ -39,11 +39,12 @@ int main(int argc, char** argv) {
   int wr = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &wr);
   if (wr == perturb) {
-    auto p = plan_from_env(process_env());
-    if (p && p->has_value()) {
-      Plan changed = **p;
+    const char* text = std::getenv("CRIUS_PLAN_JSON");
+    auto p = crius::estimator::plan_from_json_text(text ? text : "", "CRIUS_PLAN_JSON");
+    if (p) {
+      Plan changed = *p;
       changed.micro_batches += 1;
-      setenv("CRIUS_PLAN_JSON", to_json(changed).dump().c_str(), 1);
+      setenv("CRIUS_PLAN_JSON", crius::estimator::plan_text(changed).c_str(), 1);
     }
   }
   auto rt = Runtime::init(MPI_COMM_WORLD);
@@ -58,9 +59,9 @@ int main(int argc, char** argv) {
   j["rank"] = r.rank();
   nlohmann::json env;
   for (const char* k : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT",
-                        "CRIUS_TP_SIZE", "CRIUS_TP_RANK", "CRIUS_DP_SIZE", "CRIUS_DP_RANK", "CRIUS_PP_SIZE",
+                        "CRIUS_TP_SIZE", "CRIUS_TP_RANK", "CRIUS_DP_SIZE", "CRIUS_DP_RANK", "CRIUS_STAGES",
                         "CRIUS_PP_RANK", "CRIUS_STAGE_LAYERS", "CRIUS_LAYERS", "CRIUS_MICRO_BATCHES", "CRIUS_RANK_ORDER",
-                        "CRIUS_PLAN_HASH", "CRIUS_HOST", "SLURMD_NODENAME"})
+                        "CRIUS_PLAN_HASH", "CRIUS_HOST", "CRIUS_CELL", "CRIUS_PLAN_JSON", "SLURMD_NODENAME"})
     if (const char* v = std::getenv(k)) env[k] = v;
   j["env"] = env;
   j["tp_group"] = members(r.tp_comm(), r.rank());

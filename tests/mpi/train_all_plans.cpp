@@ -10,10 +10,12 @@
 #include <cstdlib>
 #include <string>
 
+#include "launcher/plan_source.h"
 #include "launcher/runtime.h"
 #include "launcher/train/model.h"
 
 namespace cl = crius::launcher;
+namespace est = crius::estimator;
 namespace tr = crius::launcher::train;
 
 // The one-rank engine's gradient is the loss's: one SGD step of size eps along
@@ -62,8 +64,8 @@ int main(int argc, char** argv) {
           p = cl::plan_from_shape(std::to_string(tp), pp, std::to_string(dp), "", 0);
         }
         p->micro_batches = 1 + idx % 4;
-        p->schedule = idx % 2 ? "gpipe" : "1f1b";
-        p->recompute = idx % 3 == 2 ? "full" : "none";
+        p->schedule.kind = idx % 2 ? est::Schedule::Kind::gpipe : est::Schedule::Kind::one_f_one_b;
+        p->recompute = idx % 3 == 2 ? est::Recompute::full : est::Recompute::none;
         cases.push_back({*p, "fp64", dp + idx % 2});
         ++idx;
       }
@@ -78,7 +80,7 @@ int main(int argc, char** argv) {
     if (p && p->world_size() <= ws) {
       p->micro_batches = 3;
       cases.push_back({*p, "fp64", 6});
-      p->schedule = "gpipe";
+      p->schedule.kind = est::Schedule::Kind::gpipe;
       cases.push_back({*p, "fp32", 6});
     }
   }
@@ -104,7 +106,7 @@ int main(int argc, char** argv) {
       std::unique_ptr<cl::Runtime> ref_rt;
       if (err.empty()) {
         cl::Plan one;
-        one.stages.push_back({0, 7, 1, 1});
+        one.stages.push_back({0, 8, 1, 1});
         one.micro_batches = c.plan.micro_batches;
         auto r = cl::Runtime::init(MPI_COMM_SELF, one);
         ref_rt = std::move(*r);
@@ -135,7 +137,7 @@ int main(int argc, char** argv) {
       bool ok = !anybad && all[0] <= tol && all[1] <= tol;
       if (wr == 0) {
         std::printf("%s %s %s samples=%d: loss diff %.3g, param diff %.3g%s%s\n", ok ? "PASS" : "FAIL",
-                    cl::canonical(c.plan).c_str(), c.dtype.c_str(), c.samples, all[0], all[1], err.empty() ? "" : ": ",
+                    crius::estimator::plan_text(c.plan).c_str(), c.dtype.c_str(), c.samples, all[0], all[1], err.empty() ? "" : ": ",
                     err.c_str());
         std::fflush(stdout);
       }

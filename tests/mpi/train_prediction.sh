@@ -8,7 +8,7 @@
 set -u
 . "$TOP/tests/mpi/lib_launch.bash"
 need_mpi
-unset SLURM_JOB_ID CRIUS_PP_SIZE CRIUS_PLAN_JSON
+unset SLURM_JOB_ID CRIUS_STAGES CRIUS_PLAN_JSON
 model="--hidden 64 --ffn 256 --heads 4 --seq 32 --layers 4 --steps 3 -q"
 run() {  # NAME LAUNCH-ARGS... -- TRAIN-ARGS...
   local name=$1; shift

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # crius-launch inside a real (local, fake-GPU) Slurm 22.05 allocation of two nodes:
-# the plan comes from the job's CRIUS_* environment as written at submission,
+# the plan comes from the job's CRIUS_PLAN_JSON as written at submission,
 # ranks are placed in blocks (stage 0 on the first node, stage 1 on the second),
 # and crius-launch -- crius-train --verify passes, with mpirun and with srun --mpi=pmix.
 set -u
@@ -28,9 +28,9 @@ cat >"$TEST_TMP/inner.sh" <<EOF2
 #!/bin/bash
 set -u
 cd "$TEST_TMP"
-# What the job_submit plugin writes into the job (sbatch --export would split the comma lists).
-export CRIUS_CELL_GPU=a100 CRIUS_CELL_NODES=2 CRIUS_CELL_GPUS_PER_NODE=2 CRIUS_PP_SIZE=2 CRIUS_STAGE_TP=2 \
-  CRIUS_STAGE_DP=1 CRIUS_STAGE_LAYERS=0-1,2-5 CRIUS_MICRO_BATCHES=4 CRIUS_SCHEDULE=1f1b
+# The plan as the job_submit plugin writes it into a job's environment (this job has no crius
+# record: crius-launch falls back to CRIUS_PLAN_JSON).
+export CRIUS_GPUS_PER_NODE=2 CRIUS_PLAN_JSON='{"version":1,"stages":[{"layers":[0,2],"tp":2,"dp":1},{"layers":[2,6],"tp":2,"dp":1}],"micro_batches":4,"schedule":"1f1b"}'
 sbatch -W -p a100 -N2 --gres=gpu:a100:2 -o "$TEST_TMP/job.out" "$TEST_TMP/job.sh"
 echo "sbatch rc=\$?"
 EOF2

@@ -38,6 +38,9 @@ bad() {
   after=$(squeue -h -t all -o %i | wc -l)
   [ "$after" = "$before" ] || fail "[$n] a job was created"
 }
+# says TEXT: the last refusal came from slurmctld with this Slurm error text (job_submit's code).
+says() { grep -q "submission failed: $1\|allocation failure: $1\|Unable to allocate resources: $1" err.txt ||
+  { cat err.txt; fail "[$n] Slurm's error text is not '$1'"; }; }
 G=--crius-global-batch=256
 # unknown model, with close matches
 bad sbatch "unknown model 'bert__1.3'.*did you mean.*bert__1.3B" --crius-model=bert__1.3 $G
@@ -60,6 +63,7 @@ bad sbatch "--crius-global-batch is required" --crius-model=bert__1.3B
 bad sbatch "--crius-model is required" $G
 # impossible or unknown Cells
 bad sbatch "larger than the partition" --crius-model=bert__1.3B $G --crius-cell=v100:4x8
+says "Requested node configuration is not available"
 bad sbatch "larger than the partition" --crius-model=bert__1.3B $G --crius-cell=a100:1x16
 bad sbatch "no partition of type 'h100'" --crius-model=bert__1.3B $G --crius-cell=h100
 bad sbatch "unknown GPU type 'v10'.*v100" --crius-model=bert__1.3B $G --crius-cell=v10
@@ -75,9 +79,11 @@ bad sbatch "--crius-cell: 'a100\`id\`'" --crius-model=bert__1.3B $G '--crius-cel
 bad sbatch "--crius-runtime: 'megatron;id' is not megatron or alpa" --crius-model=bert__1.3B $G '--crius-runtime=megatron;id'
 bad sbatch "--crius-deadline: 'soon'" --crius-model=bert__1.3B $G --crius-deadline=soon
 bad sbatch "--crius-deadline needs --crius-iters" --crius-model=bert__1.3B $G --crius-deadline=1:00:00
+says "Invalid argument"
 # -p with no partition crius knows
 scontrol create partition=other nodes=a100-1 >/dev/null 2>&1 || fail "cannot create partition 'other'"
 bad sbatch "none of the job's partitions 'other' is described in crius.toml" -p other --crius-model=bert__1.3B $G
+says "Invalid partition name specified"
 
 # slurmctld is alive and still runs crius and plain jobs
 id=$(sbatch_wait -o ok1.out --crius-model=bert__1.3B $G job.sh) || fail "good crius job after the bad ones"

@@ -19,15 +19,16 @@ srun --ntasks=1 true
 J
 # check_job ID OUT: the job's allocation is the Cell in its CRIUS_CELL and its record
 check_job() {
-  local id=$1 out=$2 cell gpu n g nodes tasks
+  local id=$1 out=$2 cell gpu n g s nodes tasks
   cell=$(sed -n 's/^CRIUS_CELL=//p' "$out")
   [ -n "$cell" ] || fail "job $id: no CRIUS_CELL in the job ($(cat "$out"))"
-  IFS=':x' read -r gpu n g _ <<<"$cell"
+  IFS=':x' read -r gpu n g s <<<"$cell"
   grep -q "^node=$gpu-[0-9]* part=$gpu nodes=$n ntasks=$((n * g)) gpus=$(seq -s, 0 $((g - 1)))\$" "$out" ||
     fail "job $id: allocation does not match CRIUS_CELL=$cell: $(head -n1 "$out")"
   [ "$(job_field "$id" Features)" = "$gpu" ] || fail "job $id: Features=$(job_field "$id" Features), want $gpu"
   [ "$(job_field "$id" TresPerNode)" = "gres:gpu:$g" ] || fail "job $id: TresPerNode=$(job_field "$id" TresPerNode)"
-  scontrol show job "$id" | grep -q "AdminComment={\"chosen\":{\"cell\":\"$cell\"" ||
+  scontrol show job "$id" |
+    grep -qF "\"cell\":{\"gpu\":\"$gpu\",\"gpus_per_node\":$g,\"nodes\":$n,\"partition\":\"$gpu\",\"stages\":$s}" ||
     fail "job $id: AdminComment does not record $cell: $(scontrol show job "$id" | grep AdminComment)"
   for k in CRIUS_PARTITION CRIUS_STAGES CRIUS_STAGE_DP CRIUS_STAGE_TP CRIUS_MICRO_BATCHES CRIUS_EST_ITER_S CRIUS_PLAN_JSON; do
     grep -q "^$k=." "$out" || fail "job $id: $k missing"

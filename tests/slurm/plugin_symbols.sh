@@ -32,7 +32,7 @@ PY
 check job_submit_crius.so plugin_name plugin_type plugin_version init fini job_submit job_modify
 [ "$PLUGIN_TYPE" = job_submit/crius ] || fail "plugin_type '$PLUGIN_TYPE'"
 check spank_crius.so plugin_name plugin_type plugin_version spank_plugin_version slurm_spank_init \
-  slurm_spank_init_post_opt slurm_spank_user_init slurm_spank_task_init slurm_spank_exit
+  slurm_spank_init_post_opt slurm_spank_local_user_init slurm_spank_exit
 [ "$PLUGIN_TYPE" = spank ] || fail "plugin_type '$PLUGIN_TYPE'"
 # the running Slurm is the one built against
 if command -v slurmctld >/dev/null; then

@@ -24,17 +24,31 @@ std::string top() {
   return t ? t : ".";
 }
 
-std::string record(const std::string& cell, const std::string& partition, const std::string& extra = "") {
-  return R"({"crius":1,"request":{"model":"bert__1.3B","model_file":false,"global_batch":256,)"
-         R"("runtime":"megatron","cell":"auto")" + extra + R"(},"chosen":{"cell":")" + cell +
-         R"(","partition":")" + partition + R"(","iter_time_s":2.0},"top":[]})";
+// The record job_submit writes for bert__1.3B, global batch 256, in Cell `cell` (a one-stage
+// data-parallel plan over its GPUs; criusd re-plans on a move).
+job::Record make_record(const std::string& cell, const std::string& partition) {
+  job::Record r;
+  r.request.model = "bert__1.3B";
+  r.request.global_batch = 256;
+  auto c = estimator::parse_cell(cell);
+  BOOST_REQUIRE_MESSAGE(c.ok(), why(c));
+  r.cell = *c;
+  r.cell.partition = partition;
+  r.plan.stages = {{0, 24, r.cell.gpus(), 1}};
+  r.plan.micro_batches = 256 / r.cell.gpus();
+  r.iter_time_s = 2.0;
+  return r;
+}
+
+std::string record(const std::string& cell, const std::string& partition) {
+  return job::to_text(make_record(cell, partition));
 }
 
 SlurmNode node(const std::string& name, const std::string& gpu, int used) {
   return SlurmNode{name, {gpu}, gpu, 8, used, true};
 }
 
-SlurmJob job(std::uint32_t id, const std::string& state, const std::string& comment,
+SlurmJob slurm_job(std::uint32_t id, const std::string& state, const std::string& comment,
              std::vector<std::string> nodes = {}, const std::string& tres = "gres:gpu:8") {
   SlurmJob j;
   j.id = id;
@@ -60,40 +74,54 @@ struct Fixture {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(record_round_trip) {
-  auto r = parse_record(record("a100:1x8:2", "a100"));
+  auto r = job::parse_record(record("a100:1x8:2", "a100"));
   BOOST_TEST_REQUIRE(r.has_value());
   BOOST_TEST_REQUIRE(r->ok(), why(*r));
-  const JobRecord& rec = r->value();
-  BOOST_TEST(rec.model == "bert__1.3B");
-  BOOST_TEST(rec.global_batch == 256);
-  BOOST_TEST(!rec.pinned);
-  BOOST_TEST((rec.cell == JobCell{"a100", "a100", 1, 8, 2}));
+  const job::Record& rec = r->value();
+  BOOST_TEST(rec.request.model == "bert__1.3B");
+  BOOST_TEST(rec.request.global_batch == 256);
+  BOOST_TEST(!rec.pinned());
+  BOOST_TEST((rec.cell == estimator::Cell{"a100", "a100", 1, 8, 2}));
+  BOOST_TEST((rec == make_record("a100:1x8:2", "a100")));
 
-  JobRecord moved = rec;
-  moved.move = JobRecord::Move{{"v100", "v100", 1, 4, 1}, "signalled", 42, "fit"};
-  auto back = parse_record(format_record(moved));
+  job::Record moved = rec;
+  moved.request.runtime = estimator::Runtime::alpa;
+  moved.move = job::Move{{"v100", "v100", 1, 4, 1}, "signalled", 42, "fit"};
+  auto back = job::parse_record(job::to_text(moved));
   BOOST_TEST_REQUIRE((back && back->ok()));
   BOOST_TEST_REQUIRE(back->value().move.has_value());
-  BOOST_TEST((back->value().move->target == JobCell{"v100", "v100", 1, 4, 1}));
+  BOOST_TEST((back->value().move->target == estimator::Cell{"v100", "v100", 1, 4, 1}));
   BOOST_TEST(back->value().move->phase == "signalled");
   BOOST_TEST(back->value().move->since == 42);
-  // Fields criusd does not know survive a rewrite.
-  BOOST_TEST(format_record(moved).find("\"runtime\":\"megatron\"") != std::string::npos);
+  // Every field survives a rewrite: the record has one codec.
+  BOOST_TEST((back->value() == moved));
+  BOOST_TEST(job::to_text(moved).find("\"runtime\":\"alpa\"") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(records_that_are_not_crius_or_broken) {
-  BOOST_TEST(!parse_record("").has_value());
-  BOOST_TEST(!parse_record("user comment").has_value());
-  BOOST_TEST(!parse_record(R"({"other":1})").has_value());
-  for (const char* bad : {R"({"crius":1})", R"({"crius":1,"request":{"model":"x","global_batch":1},"chosen":{"cell":"a100:0x8:1","partition":"a100"}})",
-                          R"({"crius":1,"request":{"model":"x","global_batch":1},"chosen":{"cell":"a100","partition":"a100"}})"}) {
-    auto r = parse_record(bad);
+  BOOST_TEST(!job::parse_record("").has_value());
+  BOOST_TEST(!job::parse_record("user comment").has_value());
+  BOOST_TEST(!job::parse_record(R"({"other":1})").has_value());
+  std::string good = record("a100:1x8:1", "a100");
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    auto at = t.find(from);
+    BOOST_REQUIRE_MESSAGE(at != std::string::npos, from);
+    return t.replace(at, from.size(), to);
+  };
+  for (const std::string& bad :
+       {std::string(R"({"crius":2})"), std::string(R"({"crius":1,"request":{}})"), with("\"nodes\":1", "\"nodes\":-1"),
+        with("\"runtime\":\"megatron\"", "\"runtime\":7"), with("\"global_batch\":256", "\"global_batch\":\"x\""),
+        with("\"version\":1", "\"version\":9"), with("\"by\":\"job_submit\"", "\"by\":\"someone\"")}) {
+    auto r = job::parse_record(bad);
     BOOST_TEST_REQUIRE(r.has_value(), bad);
     BOOST_TEST(!r->ok(), bad);
   }
-  auto pinned = parse_record(record("v100:1x8:1", "v100", R"(,"partitions":"v100")"));
-  BOOST_TEST_REQUIRE((pinned && pinned->ok()));
-  BOOST_TEST(pinned->value().pinned);
+  job::Record pinned = make_record("v100:1x8:1", "v100");
+  pinned.request.partitions = {"v100"};
+  auto p = job::parse_record(job::to_text(pinned));
+  BOOST_TEST_REQUIRE((p && p->ok()));
+  BOOST_TEST(p->value().pinned());
 }
 
 BOOST_FIXTURE_TEST_CASE(pending_job_moves_to_the_idle_type, Fixture) {
@@ -102,8 +130,8 @@ BOOST_FIXTURE_TEST_CASE(pending_job_moves_to_the_idle_type, Fixture) {
   s.now = 5000;
   s.nodes = {node("a100-1", "a100", 8), node("a100-2", "a100", 8), node("v100-1", "v100", 0),
              node("v100-2", "v100", 0)};
-  s.jobs = {job(1, "RUNNING", "", {"a100-1"}), job(2, "RUNNING", "", {"a100-2"}),
-            job(3, "PENDING", record("a100:1x8:1", "a100"))};
+  s.jobs = {slurm_job(1, "RUNNING", "", {"a100-1"}), slurm_job(2, "RUNNING", "", {"a100-2"}),
+            slurm_job(3, "PENDING", record("a100:1x8:1", "a100"))};
   Controller c(*cluster, {});
   auto round = c.decide(s);
   BOOST_TEST_REQUIRE(round.ok(), why(round));
@@ -113,19 +141,25 @@ BOOST_FIXTURE_TEST_CASE(pending_job_moves_to_the_idle_type, Fixture) {
   BOOST_TEST(to_string(a.kind) == std::string("update_pending"));
   BOOST_TEST(a.to.gpu == "v100");
   BOOST_TEST(a.to.partition == "v100");
-  auto rec = parse_record(a.record);
+  auto rec = job::parse_record(a.record);
   BOOST_TEST_REQUIRE((rec && rec->ok()));
   BOOST_TEST(rec->value().cell.partition == "v100");
+  // The record carries the plan of the new Cell, chosen by criusd.
+  BOOST_TEST(rec->value().by == "criusd");
+  BOOST_TEST(rec->value().plan.world_size() == a.to.gpus());
 }
 
 BOOST_FIXTURE_TEST_CASE(jobs_without_record_pinned_or_broken_are_never_touched, Fixture) {
+  job::Record pinned = make_record("a100:1x8:1", "a100");
+  pinned.request.partitions = {"a100"};
+  const std::string pinned_record = job::to_text(pinned);
   Snapshot s;
   s.now = 5000;
   s.nodes = {node("a100-1", "a100", 8), node("a100-2", "a100", 8), node("v100-1", "v100", 0),
              node("v100-2", "v100", 0)};
-  s.jobs = {job(1, "RUNNING", "", {"a100-1"}), job(2, "RUNNING", "", {"a100-2"}),
-            job(3, "PENDING", record("a100:1x8:1", "a100", R"(,"partitions":"a100")")),
-            job(4, "PENDING", R"({"crius":1,"request":{}})"), job(5, "PENDING", "")};
+  s.jobs = {slurm_job(1, "RUNNING", "", {"a100-1"}), slurm_job(2, "RUNNING", "", {"a100-2"}),
+            slurm_job(3, "PENDING", pinned_record),
+            slurm_job(4, "PENDING", R"({"crius":2,"request":{}})"), slurm_job(5, "PENDING", "")};
   Controller c(*cluster, {});
   auto round = c.decide(s);
   BOOST_TEST_REQUIRE(round.ok(), why(round));
@@ -134,12 +168,12 @@ BOOST_FIXTURE_TEST_CASE(jobs_without_record_pinned_or_broken_are_never_touched, 
 }
 
 BOOST_FIXTURE_TEST_CASE(a_move_in_flight_continues_after_a_restart, Fixture) {
-  JobRecord rec = parse_record(record("v100:1x8:1", "v100"))->value();
-  rec.move = JobRecord::Move{{"a100", "a100", 1, 8, 1}, "signalled", 100, "upgrade"};
+  job::Record rec = make_record("v100:1x8:1", "v100");
+  rec.move = job::Move{{"a100", "a100", 1, 8, 1}, "signalled", 100, "upgrade"};
   Snapshot s;
   s.nodes = {node("a100-1", "a100", 0), node("a100-2", "a100", 0), node("v100-1", "v100", 8),
              node("v100-2", "v100", 0)};
-  SlurmJob j = job(7, "RUNNING", format_record(rec), {"v100-1"});
+  SlurmJob j = slurm_job(7, "RUNNING", job::to_text(rec), {"v100-1"});
   j.partition = "v100";
   s.jobs = {j};
   ControllerOptions o;
@@ -156,7 +190,7 @@ BOOST_FIXTURE_TEST_CASE(a_move_in_flight_continues_after_a_restart, Fixture) {
   BOOST_TEST_REQUIRE(r2.ok(), why(r2));
   BOOST_TEST_REQUIRE(r2->actions.size() == 1u);
   BOOST_TEST(to_string(r2->actions[0].kind) == std::string("requeue"));
-  BOOST_TEST(parse_record(r2->actions[0].record)->value().move->phase == "requeued");
+  BOOST_TEST(job::parse_record(r2->actions[0].record)->value().move->phase == "requeued");
 
   // Requeued and pending: the target Cell is applied once and the move cleared.
   s.jobs[0].state = "PENDING";
@@ -167,9 +201,10 @@ BOOST_FIXTURE_TEST_CASE(a_move_in_flight_continues_after_a_restart, Fixture) {
   BOOST_TEST_REQUIRE(r3->actions.size() == 1u);
   BOOST_TEST(to_string(r3->actions[0].kind) == std::string("finish_move"));
   BOOST_TEST(r3->actions[0].to.gpu == "a100");
-  auto done = parse_record(r3->actions[0].record)->value();
+  auto done = job::parse_record(r3->actions[0].record)->value();
   BOOST_TEST(!done.move.has_value());
   BOOST_TEST(done.cell.gpu == "a100");
+  BOOST_TEST(done.plan.world_size() == done.cell.gpus());
 }
 
 BOOST_FIXTURE_TEST_CASE(bad_criusd_section_names_the_key, Fixture) {
@@ -193,7 +228,9 @@ BOOST_FIXTURE_TEST_CASE(running_job_grows_when_gpus_are_idle, Fixture) {
   s.now = 5000;
   s.nodes = {node("a100-1", "a100", 2), node("a100-2", "a100", 0), node("v100-1", "v100", 0),
              node("v100-2", "v100", 0)};
-  s.jobs = {job(9, "RUNNING", record("a100:1x2:1", "a100", R"(,"iters":100000)"), {"a100-1"}, "gres:gpu:2")};
+  job::Record long_job = make_record("a100:1x2:1", "a100");
+  long_job.request.iters = 100000;
+  s.jobs = {slurm_job(9, "RUNNING", job::to_text(long_job), {"a100-1"}, "gres:gpu:2")};
   s.jobs[0].start_time = 4000;
   Controller c(*cluster, {});
   auto round = c.decide(s);
@@ -203,7 +240,7 @@ BOOST_FIXTURE_TEST_CASE(running_job_grows_when_gpus_are_idle, Fixture) {
   BOOST_TEST(a.job == 9u);
   BOOST_TEST(to_string(a.kind) == std::string("checkpoint"));
   BOOST_TEST(a.to.nodes * a.to.gpus_per_node > 2, "target " << a.to.gpus_per_node << " x " << a.to.nodes);
-  auto rec = parse_record(a.record);
+  auto rec = job::parse_record(a.record);
   BOOST_TEST_REQUIRE((rec && rec->ok()));
   BOOST_TEST_REQUIRE(rec->value().move.has_value());
   BOOST_TEST(rec->value().move->phase == "signalled");

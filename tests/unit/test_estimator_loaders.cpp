@@ -138,13 +138,18 @@ static const char* kPart = "[[partition]]\nname = \"p\"\ngpu = \"a100\"\nnodes =
                            "intra_node_bw_gbs = 300\ninter_node_bw_gbs = 25\ninter_node_latency_us = 5\n";
 
 BOOST_AUTO_TEST_CASE(cluster_file) {
-  auto ok = est::load_cluster(write("c.toml", std::string(kPart) + "[scheduler]\npolicy = \"crius\"\n[criusd]\nx = 1\n"));
+  auto ok = est::load_cluster(write("c.toml", std::string(kPart) + "[job_submit]\nobjective = \"efficiency\"\n[criusd]\nx = 1\n"));
   BOOST_REQUIRE_MESSAGE(ok.ok(), (ok.ok() ? std::string() : ok.error()));
   BOOST_TEST(ok->partitions.size() == 1u);
   BOOST_TEST(ok->find_partition("p")->gpus_per_node == 4);
-  BOOST_TEST(ok->table["scheduler"]["policy"].value_or(std::string()) == "crius");
+  BOOST_TEST(ok->table["job_submit"]["objective"].value_or(std::string()) == "efficiency");
   BOOST_TEST(ok->models.find("gpt3-175b") != nullptr);  // catalogues found beside the file
 
+  // Tables no component reads are errors ([scheduler] and [spank] were documented once).
+  for (const char* unread : {"[scheduler]\n", "[spank]\n"}) {
+    auto u = est::load_cluster(write("c.toml", std::string(kPart) + unread));
+    BOOST_TEST(!u.ok(), unread);
+  }
   auto path = write("c.toml", std::string(kPart) + "[bogus]\n");
   auto bad = est::load_cluster(path);
   BOOST_REQUIRE(!bad.ok());

@@ -5,9 +5,12 @@
 #include <map>
 #include <set>
 
+#include "job/env.h"
 #include "launcher/layout.h"
+#include "launcher/plan_source.h"
 
 using namespace crius::launcher;
+namespace est = crius::estimator;
 using Groups = std::vector<std::vector<int>>;
 
 namespace {
@@ -137,7 +140,7 @@ BOOST_AUTO_TEST_CASE(uneven_stages) {
   for (const auto& g : m->pp_groups()) seen.insert(g.begin(), g.end());
   BOOST_TEST(seen.size() == 8u);
   BOOST_TEST(std::set<int>(seen.begin(), seen.end()).size() == 8u);
-  BOOST_TEST(q->stages[1].first_layer == 4);
+  BOOST_TEST(q->stages[1].layer_begin == 4);
 }
 
 BOOST_AUTO_TEST_CASE(shapes_that_do_not_fit_give_clear_errors) {
@@ -176,54 +179,50 @@ BOOST_AUTO_TEST_CASE(shapes_that_do_not_fit_give_clear_errors) {
              m.error());
 }
 
-BOOST_AUTO_TEST_CASE(plan_from_environment) {
-  std::map<std::string, std::string> env = {{"CRIUS_PP_SIZE", "2"},       {"CRIUS_STAGE_TP", "2,1"},
-                                            {"CRIUS_STAGE_DP", "1,2"},    {"CRIUS_STAGE_LAYERS", "0-5,6-11"},
-                                            {"CRIUS_MICRO_BATCHES", "8"}, {"CRIUS_MICRO_BATCH_SIZE", "2"},
-                                            {"CRIUS_SCHEDULE", "gpipe"},  {"CRIUS_RECOMPUTE", "full"}};
-  EnvLookup look = [&](const std::string& k) -> std::optional<std::string> {
-    auto it = env.find(k);
-    if (it == env.end()) return std::nullopt;
-    return it->second;
-  };
-  auto p = plan_from_env(look);
+BOOST_AUTO_TEST_CASE(plan_through_the_job_environment) {
+  // What job_submit and crius-launch write (job::plan_env) reads back as the same plan.
+  auto p = plan_from_shape("2,1", 2, "1,2", "0-5,6-11", 0);
   BOOST_REQUIRE_MESSAGE(p.ok(), (p.ok() ? std::string() : p.error()));
-  BOOST_REQUIRE(p->has_value());
-  const Plan& plan = **p;
+  p->micro_batches = 8;
+  p->micro_batch_size = 2;
+  p->schedule = est::Schedule{est::Schedule::Kind::gpipe, 1};
+  p->recompute = est::Recompute::full;
+  std::map<std::string, std::string> env;
+  for (const auto& [k, v] : crius::job::plan_env(*p)) env[k] = v;
+  BOOST_TEST(env["CRIUS_STAGES"] == "2");
+  BOOST_TEST(env["CRIUS_STAGE_TP"] == "2,1");
+  BOOST_TEST(env["CRIUS_STAGE_DP"] == "1,2");
+  BOOST_TEST(env["CRIUS_STAGE_LAYERS"] == "0-5,6-11");
+  BOOST_TEST(env["CRIUS_SCHEDULE"] == "gpipe");
+  BOOST_TEST(env["CRIUS_RECOMPUTE"] == "full");
+  auto back = est::plan_from_json_text(env["CRIUS_PLAN_JSON"], "CRIUS_PLAN_JSON");
+  BOOST_REQUIRE_MESSAGE(back.ok(), (back.ok() ? std::string() : back.error()));
+  const Plan& plan = *back;
+  BOOST_TEST((plan == *p));
   BOOST_TEST(plan.pp() == 2);
   BOOST_TEST(plan.stages[1].dp == 2);
   BOOST_TEST(plan.stages[0].tp == 2);
-  BOOST_TEST(plan.stages[1].first_layer == 6);
+  BOOST_TEST(plan.stages[1].layer_begin == 6);
   BOOST_TEST(plan.micro_batches == 8);
   BOOST_TEST(plan.micro_batch_size == 2);
-  BOOST_TEST(plan.schedule == "gpipe");
-  BOOST_TEST(plan.recompute == "full");
-  BOOST_TEST(format_layer_ranges(plan) == "0-5,6-11");
-  // JSON round trip keeps the hash
-  auto j = plan_from_json(to_json(plan), "json");
-  BOOST_REQUIRE(j.ok());
-  BOOST_TEST(plan_hash(*j) == plan_hash(plan));
-  // the env JSON wins
-  env["CRIUS_PLAN_JSON"] = R"({"plan":{"stages":[{"layers":"0-11","tp":4,"dp":1}],"micro_batches":2}})";
-  auto q = plan_from_env(look);
-  BOOST_REQUIRE(q.ok());
-  BOOST_TEST((*q)->stages[0].tp == 4);
-  BOOST_TEST(plan_hash(**q) != plan_hash(plan));
-  env["CRIUS_PLAN_JSON"] = "{bad";
-  auto bad = plan_from_env(look);
+  BOOST_TEST(crius::job::format_layer_ranges(plan) == "0-5,6-11");
+  BOOST_TEST(est::plan_hash(plan) == est::plan_hash(*p));
+  Plan other = plan;
+  other.stages[0].tp = 4;
+  BOOST_TEST(est::plan_hash(other) != est::plan_hash(plan));
+  auto bad = est::plan_from_json_text("{bad", "CRIUS_PLAN_JSON");
   BOOST_REQUIRE(!bad.ok());
-  BOOST_TEST(bad.error().find("CRIUS_PLAN_JSON: malformed JSON") != std::string::npos, bad.error());
-  env.clear();
-  auto none = plan_from_env(look);
-  BOOST_REQUIRE(none.ok());
-  BOOST_TEST(!none->has_value());
-  env["CRIUS_PP_SIZE"] = "two";
-  BOOST_TEST(!plan_from_env(look).ok());
+  BOOST_TEST(bad.error().find("CRIUS_PLAN_JSON: not valid JSON") != std::string::npos, bad.error());
+  auto stages = est::plan_from_json_text(R"({"version":1,"stages":"two"})", "CRIUS_PLAN_JSON");
+  BOOST_TEST(!stages.ok());
+  auto old = est::plan_from_json_text(R"({"stages":[{"tp":1,"dp":1}]})", "CRIUS_PLAN_JSON");
+  BOOST_REQUIRE(!old.ok());
+  BOOST_TEST(old.error().find("key 'version' is missing") != std::string::npos, old.error());
 }
 
 BOOST_AUTO_TEST_CASE(plan_from_estimate_json) {
-  auto p = plan_from_json_text(R"({"cells":[{"feasible":false,"why":"oom"},
-      {"feasible":true,"plan":{"stages":[{"first_layer":0,"last_layer":3,"dp":2,"tp":1},
+  auto p = plan_from_document_text(R"({"cells":[{"feasible":false,"why":"oom"},
+      {"feasible":true,"plan":{"version":1,"stages":[{"layers":[0,4],"dp":2,"tp":1},
                                          {"layers":[4,8],"dp":1,"tp":2}],
        "micro_batches":4,"micro_batch_size":2,"schedule":"interleaved:2","recompute":"selective",
        "sequence_parallel":true,"zero":1}}]})",
@@ -231,15 +230,20 @@ BOOST_AUTO_TEST_CASE(plan_from_estimate_json) {
   BOOST_REQUIRE_MESSAGE(p.ok(), (p.ok() ? std::string() : p.error()));
   BOOST_TEST(p->pp() == 2);
   BOOST_TEST(p->stages[0].dp == 2);
-  BOOST_TEST(p->stages[1].last_layer == 7);
-  BOOST_TEST(p->schedule == "interleaved:2");
+  BOOST_TEST(p->stages[1].layer_end == 8);
+  BOOST_TEST(est::to_string(p->schedule) == "interleaved:2");
   BOOST_TEST(p->sequence_parallel);
-  auto bad = plan_from_json_text(R"({"plan":{"stages":[{"tp":"two"}]}})", "est.json");
+  auto bad = plan_from_document_text(R"({"plan":{"version":1,"stages":[{"tp":"two"}]}})", "est.json");
   BOOST_REQUIRE(!bad.ok());
   BOOST_TEST(bad.error() == "est.json: stages[0]: key 'tp' must be an integer");
-  auto sched = plan_from_json_text(R"({"stages":[{"tp":1}],"schedule":"zigzag"})", "x.json");
+  auto sched = plan_from_document_text(R"({"version":1,"stages":[{"tp":1,"dp":1}],"schedule":"zigzag"})", "x.json");
   BOOST_REQUIRE(!sched.ok());
   BOOST_TEST(sched.error().find("unknown schedule 'zigzag'") != std::string::npos);
+  // One layer form only: [BEGIN, END); the inclusive dialects of earlier versions are errors.
+  auto dialect = plan_from_document_text(
+      R"({"version":1,"stages":[{"first_layer":0,"last_layer":3,"dp":1,"tp":1}]})", "old.json");
+  BOOST_REQUIRE(!dialect.ok());
+  BOOST_TEST(dialect.error().find("unknown key 'first_layer'") != std::string::npos, dialect.error());
 }
 
 BOOST_AUTO_TEST_CASE(hostlists) {
@@ -254,7 +258,7 @@ BOOST_AUTO_TEST_CASE(megatron_flags) {
   auto p = plan_from_shape("2", 4, "2", "", 24);
   BOOST_REQUIRE(p.ok());
   p->micro_batches = 8;
-  p->recompute = "selective";
+  p->recompute = est::Recompute::selective;
   auto a = megatron_args(*p);
   BOOST_REQUIRE(a.ok());
   std::string s;

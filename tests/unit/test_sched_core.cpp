@@ -13,8 +13,7 @@ cs::Job running(cs::Job j, const cs::ClusterState& c, const std::string& part, i
                 std::vector<int> nodes, bool opportunistic = false) {
   j.state = cs::JobState::running;
   j.alloc.partition = part == "x" ? 0 : 1;
-  j.alloc.shape = cs::CellShape{c.partitions[j.alloc.partition].gpu, static_cast<int>(nodes.size()),
-                                gpn};
+  j.alloc.shape = cs::shape(c.partitions[j.alloc.partition].gpu, static_cast<int>(nodes.size()), gpn);
   j.alloc.node_ids = std::move(nodes);
   j.opportunistic = opportunistic;
   j.first_start = 100;
@@ -41,20 +40,20 @@ std::string describe(const std::vector<cs::Decision>& ds) {
 BOOST_AUTO_TEST_CASE(table_lookup_oom_and_fallback) {
   auto t = table();
   BOOST_TEST(t->rows() == 17u);
-  cs::Perf p = t->best("a", 8, cs::CellShape{"x", 1, 2});
+  cs::Perf p = t->best("a", 8, cs::shape("x", 1, 2));
   BOOST_TEST(p.feasible);
   BOOST_TEST(p.iter_time_s == 5);
   BOOST_TEST(p.samples_per_s == 8.0 / 5);
-  BOOST_TEST(!t->best("b", 8, cs::CellShape{"x", 1, 1}).feasible);         // oom row
-  BOOST_TEST(!t->best("a", 8, cs::CellShape{"x", 4, 1}).feasible);         // missing, no fallback
-  BOOST_TEST(t->best("a", 8, cs::CellShape{"x", 4, 1}).why.find("no measurement") == 0);
+  BOOST_TEST(!t->best("b", 8, cs::shape("x", 1, 1)).feasible);         // oom row
+  BOOST_TEST(!t->best("a", 8, cs::shape("x", 4, 1)).feasible);         // missing, no fallback
+  BOOST_TEST(t->best("a", 8, cs::shape("x", 4, 1)).why.find("no measurement") == 0);
   auto unknown = t->check_model("aa");
   BOOST_TEST(!unknown.ok());
   BOOST_TEST(unknown.error().find("did you mean a") != std::string::npos);
   // Missing shapes go to the fallback source.
   auto t2 = table();
   t->set_fallback(t2.get());
-  BOOST_TEST(t->best("a", 8, cs::CellShape{"y", 2, 2}).iter_time_s == 5);
+  BOOST_TEST(t->best("a", 8, cs::shape("y", 2, 2)).iter_time_s == 5);
 }
 
 BOOST_AUTO_TEST_CASE(table_errors_name_the_line) {
@@ -138,17 +137,17 @@ BOOST_AUTO_TEST_CASE(shapes_consolidated_first) {
 BOOST_AUTO_TEST_CASE(placement_is_best_fit) {
   cs::ClusterState c = cs::ClusterState::from_partitions({cs::Partition{"p", "v", 3, 4}});
   cs::FreeMap free(c);
-  auto a = free.place(0, cs::CellShape{"v", 1, 3});
+  auto a = free.place(0, cs::shape("v", 1, 3));
   BOOST_REQUIRE(a);
   free.take(*a);  // node 0: 1 free
   // A 1-GPU job goes to the fullest node that holds it (node 0), keeping 4-GPU holes.
-  auto b = free.place(0, cs::CellShape{"v", 1, 1});
+  auto b = free.place(0, cs::shape("v", 1, 1));
   BOOST_REQUIRE(b);
   BOOST_TEST(b->node_ids == std::vector<int>{0});
   free.take(*b);
   BOOST_TEST(free.free_gpus("v") == 8);
-  BOOST_TEST(!free.place(0, cs::CellShape{"v", 3, 4}));
-  BOOST_TEST(!free.fits(cs::Allocation{0, cs::CellShape{"v", 2, 1}, 0, {1, 1}}));  // a node twice
+  BOOST_TEST(!free.place(0, cs::shape("v", 3, 4)));
+  BOOST_TEST(!free.fits(cs::Allocation{0, cs::shape("v", 2, 1), {1, 1}}));  // a node twice
 }
 
 BOOST_AUTO_TEST_CASE(invariant_checker_catches_breaks) {
@@ -245,17 +244,17 @@ BOOST_AUTO_TEST_CASE(table_dp_column_and_cache_round_trip) {
       "a,8,x,1,1,10,estimate,\n");
   auto t = cs::TableThroughput::load(path);
   BOOST_REQUIRE(t.ok());
-  BOOST_TEST((*t)->data_parallel("a", 8, cs::CellShape{"x", 1, 2}).iter_time_s == 8);
-  BOOST_TEST((*t)->best("a", 8, cs::CellShape{"x", 1, 2}).iter_time_s == 5);
-  BOOST_TEST(!(*t)->data_parallel("a", 8, cs::CellShape{"x", 1, 1}).feasible);
+  BOOST_TEST((*t)->data_parallel("a", 8, cs::shape("x", 1, 2)).iter_time_s == 8);
+  BOOST_TEST((*t)->best("a", 8, cs::shape("x", 1, 2)).iter_time_s == 5);
+  BOOST_TEST(!(*t)->data_parallel("a", 8, cs::shape("x", 1, 1)).feasible);
   // What a cache answered, saved and loaded back, answers the same.
   cs::CachedThroughput cache(**t);
-  cache.best("a", 8, cs::CellShape{"x", 1, 2});
-  cache.data_parallel("a", 8, cs::CellShape{"x", 1, 2});
-  cache.best("a", 8, cs::CellShape{"x", 1, 1});
-  cache.data_parallel("a", 8, cs::CellShape{"x", 1, 1});
+  cache.best("a", 8, cs::shape("x", 1, 2));
+  cache.data_parallel("a", 8, cs::shape("x", 1, 2));
+  cache.best("a", 8, cs::shape("x", 1, 1));
+  cache.data_parallel("a", 8, cs::shape("x", 1, 1));
   BOOST_TEST(cache.misses() == 4u);
-  cache.best("a", 8, cs::CellShape{"x", 1, 2});
+  cache.best("a", 8, cs::shape("x", 1, 2));
   BOOST_TEST(cache.misses() == 4u);  // cached
   std::string saved = write_temp("");
   BOOST_REQUIRE(cache.save(saved).ok());
@@ -264,7 +263,7 @@ BOOST_AUTO_TEST_CASE(table_dp_column_and_cache_round_trip) {
   std::remove(saved.c_str());
   BOOST_REQUIRE(back.ok());
   BOOST_TEST((*back)->rows() == 2u);
-  BOOST_TEST((*back)->data_parallel("a", 8, cs::CellShape{"x", 1, 2}).iter_time_s == 8);
-  BOOST_TEST(!(*back)->data_parallel("a", 8, cs::CellShape{"x", 1, 1}).feasible);
-  BOOST_TEST((*back)->best("a", 8, cs::CellShape{"x", 1, 1}).iter_time_s == 10);
+  BOOST_TEST((*back)->data_parallel("a", 8, cs::shape("x", 1, 2)).iter_time_s == 8);
+  BOOST_TEST(!(*back)->data_parallel("a", 8, cs::shape("x", 1, 1)).feasible);
+  BOOST_TEST((*back)->best("a", 8, cs::shape("x", 1, 1)).iter_time_s == 10);
 }

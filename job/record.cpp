@@ -1,0 +1,183 @@
+#include "job/record.h"
+
+#include "common/json_reader.h"
+
+namespace crius::job {
+
+namespace est = crius::estimator;
+using nlohmann::json;
+
+namespace {
+
+constexpr long kMaxLong = 1L << 50;
+
+json ranked_json(const Ranked& r) {
+  return {{"cell", est::to_json(r.cell)}, {"iter_time_s", r.iter_time_s},
+          {"samples_per_s", r.samples_per_s}, {"memory_gib", r.memory_gib}};
+}
+
+Result<Request> request_from_json(const json& j) {
+  util::JsonObject r(j, "crius record: request");
+  if (auto ok = r.only({"model", "model_file", "model_digest", "global_batch", "iters", "runtime", "cell",
+                        "deadline_s", "partitions", "objective"});
+      !ok)
+    return make_error(ok.error());
+  Request q;
+  CRIUS_JSON_GET(q.model, r.string("model"));
+  CRIUS_JSON_GET(q.model_file, r.boolean("model_file", false));
+  CRIUS_JSON_GET(q.model_digest, r.string("model_digest", std::string()));
+  CRIUS_JSON_GET(q.global_batch, r.integer("global_batch", 1, 1L << 30));
+  if (r.has("iters")) {
+    long n = 0;
+    CRIUS_JSON_GET(n, r.integer("iters", 1, kMaxLong));
+    q.iters = n;
+  }
+  if (r.has("deadline_s")) {
+    long n = 0;
+    CRIUS_JSON_GET(n, r.integer("deadline_s", 1, kMaxLong));
+    q.deadline_s = n;
+  }
+  std::string text;
+  CRIUS_JSON_GET(text, r.string("runtime", std::string("megatron")));
+  auto rt = est::parse_runtime(text);
+  if (!rt) return make_error("crius record: request: key 'runtime': " + rt.error());
+  q.runtime = *rt;
+  CRIUS_JSON_GET(text, r.string("cell", std::string("auto")));
+  auto pin = est::parse_cell(text);
+  if (!pin) return make_error("crius record: request: key 'cell': " + pin.error());
+  q.pin = *pin;
+  CRIUS_JSON_GET(q.objective, r.string("objective", std::string("throughput")));
+  if (r.has("partitions")) {
+    const json& p = j["partitions"];
+    if (!p.is_array() || p.size() > 64) return make_error("crius record: request: key 'partitions' must be a list");
+    for (const auto& name : p) {
+      if (!name.is_string()) return make_error("crius record: request: key 'partitions' must hold names");
+      q.partitions.push_back(name.get<std::string>());
+    }
+  }
+  return q;
+}
+
+Result<Ranked> ranked_from_json(const json& j, const std::string& what) {
+  util::JsonObject r(j, what);
+  if (auto ok = r.only({"cell", "iter_time_s", "samples_per_s", "memory_gib"}); !ok) return make_error(ok.error());
+  Ranked x;
+  if (!j.contains("cell")) return make_error(what + ": key 'cell' is missing");
+  auto c = est::cell_from_json(j["cell"], what + ": cell");
+  if (!c) return make_error(c.error());
+  x.cell = *c;
+  CRIUS_JSON_GET(x.iter_time_s, r.number("iter_time_s", 0, 1e30, 0.0));
+  CRIUS_JSON_GET(x.samples_per_s, r.number("samples_per_s", 0, 1e30, 0.0));
+  CRIUS_JSON_GET(x.memory_gib, r.number("memory_gib", 0, 1e30, 0.0));
+  return x;
+}
+
+Result<Record> record_from_json(const json& j) {
+  util::JsonObject r(j, "crius record");
+  if (auto ok = r.only({"crius", "request", "cell", "plan", "estimate", "by", "deadline_met", "top", "move"}); !ok)
+    return make_error(ok.error());
+  int version = 0;
+  CRIUS_JSON_GET(version, r.integer("crius", 0, 1000000));
+  if (version != kRecordVersion)
+    return make_error("crius record version " + std::to_string(version) + " (this crius reads version " +
+                      std::to_string(kRecordVersion) + ")");
+  Record rec;
+  if (!j.contains("request")) return make_error("crius record: key 'request' is missing");
+  auto q = request_from_json(j["request"]);
+  if (!q) return make_error(q.error());
+  rec.request = std::move(*q);
+  if (!j.contains("cell")) return make_error("crius record: key 'cell' is missing");
+  auto c = est::cell_from_json(j["cell"], "crius record: cell");
+  if (!c) return make_error(c.error());
+  rec.cell = *c;
+  if (!j.contains("plan")) return make_error("crius record: key 'plan' is missing");
+  auto p = est::plan_from_json(j["plan"], "crius record: plan");
+  if (!p) return make_error(p.error());
+  rec.plan = std::move(*p);
+  if (j.contains("estimate")) {
+    util::JsonObject e(j["estimate"], "crius record: estimate");
+    if (auto ok = e.only({"iter_time_s", "samples_per_s", "memory_gib"}); !ok) return make_error(ok.error());
+    CRIUS_JSON_GET(rec.iter_time_s, e.number("iter_time_s", 0, 1e30, 0.0));
+    CRIUS_JSON_GET(rec.samples_per_s, e.number("samples_per_s", 0, 1e30, 0.0));
+    CRIUS_JSON_GET(rec.memory_gib, e.number("memory_gib", 0, 1e30, 0.0));
+  }
+  CRIUS_JSON_GET(rec.by, r.string("by", std::string("job_submit")));
+  if (rec.by != "job_submit" && rec.by != "criusd")
+    return make_error("crius record: key 'by' must be \"job_submit\" or \"criusd\"");
+  if (r.has("deadline_met")) {
+    bool met = false;
+    CRIUS_JSON_GET(met, r.boolean("deadline_met", false));
+    rec.deadline_met = met;
+  }
+  if (r.has("top")) {
+    const json& t = j["top"];
+    if (!t.is_array() || t.size() > 16) return make_error("crius record: key 'top' must be a list of at most 16");
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      auto x = ranked_from_json(t[i], "crius record: top[" + std::to_string(i) + "]");
+      if (!x) return make_error(x.error());
+      rec.top.push_back(*x);
+    }
+  }
+  if (r.has("move")) {
+    util::JsonObject m(j["move"], "crius record: move");
+    if (auto ok = m.only({"cell", "phase", "since", "reason"}); !ok) return make_error(ok.error());
+    if (!j["move"].contains("cell")) return make_error("crius record: move: key 'cell' is missing");
+    auto t = est::cell_from_json(j["move"]["cell"], "crius record: move: cell");
+    if (!t) return make_error(t.error());
+    Move mv;
+    mv.target = *t;
+    CRIUS_JSON_GET(mv.phase, m.string("phase"));
+    if (mv.phase != "signalled" && mv.phase != "requeued")
+      return make_error("crius record: move: key 'phase' must be \"signalled\" or \"requeued\"");
+    CRIUS_JSON_GET(mv.since, m.integer("since", 0, kMaxLong, 0));
+    CRIUS_JSON_GET(mv.reason, m.string("reason", std::string()));
+    rec.move = std::move(mv);
+  }
+  return rec;
+}
+
+}  // namespace
+
+std::string to_text(const Record& rec) {
+  const Request& q = rec.request;
+  json rq = {{"model", q.model}, {"global_batch", q.global_batch}, {"runtime", std::string(est::to_string(q.runtime))},
+             {"cell", est::to_string(q.pin)}, {"objective", q.objective}};
+  if (q.model_file) {
+    rq["model_file"] = true;
+    rq["model_digest"] = q.model_digest;
+  }
+  if (q.iters) rq["iters"] = *q.iters;
+  if (q.deadline_s) rq["deadline_s"] = *q.deadline_s;
+  if (!q.partitions.empty()) rq["partitions"] = q.partitions;
+  json j = {{"crius", kRecordVersion},
+            {"request", std::move(rq)},
+            {"cell", est::to_json(rec.cell)},
+            {"plan", est::to_json(rec.plan)},
+            {"estimate", {{"iter_time_s", rec.iter_time_s},
+                          {"samples_per_s", rec.samples_per_s},
+                          {"memory_gib", rec.memory_gib}}},
+            {"by", rec.by}};
+  if (rec.deadline_met) j["deadline_met"] = *rec.deadline_met;
+  if (!rec.top.empty()) {
+    json top = json::array();
+    for (const auto& r : rec.top) top.push_back(ranked_json(r));
+    j["top"] = std::move(top);
+  }
+  if (rec.move)
+    j["move"] = {{"cell", est::to_json(rec.move->target)}, {"phase", rec.move->phase},
+                 {"since", rec.move->since}, {"reason", rec.move->reason}};
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::optional<Result<Record>> parse_record(std::string_view text) {
+  if (text.empty() || text.front() != '{') return std::nullopt;
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("crius")) return std::nullopt;
+  try {
+    return record_from_json(j);
+  } catch (const json::exception& e) {
+    return Result<Record>(make_error(std::string("crius record: ") + e.what()));
+  }
+}
+
+}  // namespace crius::job

@@ -1,0 +1,74 @@
+// The crius record of a Slurm job: what the user asked, the Cell and plan the job
+// runs, and criusd's move in flight.  job_submit writes it into the job's
+// AdminComment at submission, criusd rewrites it when it moves the job, and
+// crius-launch reads it: it is the source of truth for a job's Cell and plan
+// (crius(7)).  One type, one codec (compact JSON, version kRecordVersion).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "estimator/plan.h"
+#include "estimator/result.h"
+
+namespace crius::job {
+
+inline constexpr int kRecordVersion = 2;
+
+// What the user asked for, as job_submit validated it.
+struct Request {
+  std::string model;         // catalogue id, or the model file's path as the user gave it
+  bool model_file = false;   // the model came as a file (its text is not kept, only a digest)
+  std::string model_digest;  // util::fnv1a64 of the model file's text, hex; "" for catalogue models
+  int global_batch = 0;
+  std::optional<long> iters;
+  estimator::Runtime runtime = estimator::Runtime::megatron;
+  estimator::Cell pin;                  // --crius-cell: gpu "" = auto
+  std::optional<long> deadline_s;
+  std::vector<std::string> partitions;  // the job's own -p list ("" = crius.toml's)
+  std::string objective = "throughput";  // [job_submit] objective at submission
+  bool operator==(const Request&) const = default;
+};
+
+// One ranked alternative at submission (what --crius-explain shows).
+struct Ranked {
+  estimator::Cell cell;
+  double iter_time_s = 0, samples_per_s = 0, memory_gib = 0;
+  bool operator==(const Ranked&) const = default;
+};
+
+// criusd's move of a running job, in flight: signalled, then requeued.
+struct Move {
+  estimator::Cell target;
+  std::string phase;  // "signalled" | "requeued"
+  std::int64_t since = 0;
+  std::string reason;
+  bool operator==(const Move&) const = default;
+};
+
+struct Record {
+  Request request;
+  estimator::Cell cell;  // the Cell the job runs in (or asks Slurm for)
+  estimator::Plan plan;  // the plan of that Cell
+  double iter_time_s = 0, samples_per_s = 0, memory_gib = 0;  // the estimate of `plan`
+  std::string by = "job_submit";  // who chose `cell`: "job_submit" or "criusd"
+  std::optional<bool> deadline_met;
+  std::vector<Ranked> top;
+  std::optional<Move> move;
+
+  // The user fixed the Cell (--crius-cell) or the partitions (-p): criusd leaves it.
+  bool pinned() const { return !request.pin.gpu.empty() || !request.partitions.empty(); }
+  bool operator==(const Record&) const = default;
+};
+
+// Compact JSON: {"crius":2,"request":{...},"cell":{...},"plan":{...},"estimate":{...},
+// "by":"...","top":[...],"move":{...}}.
+std::string to_text(const Record& r);
+// nullopt: not a crius record (empty, not JSON, no "crius" key): not crius's job.
+// An error: a crius record that does not read (another version, a bad key), naming it.
+std::optional<Result<Record>> parse_record(std::string_view admin_comment);
+
+}  // namespace crius::job

@@ -1,0 +1,155 @@
+// crius-launch --rank-exec: the per-rank shim (launch.h).  It sets the rank's
+// environment (rank_env.h), runs the program, forwards signals to it, and reports
+// how it ended in the line run_and_watch reads.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+#include "common/util.h"
+#include "launcher/launch.h"
+#include "launcher/rank_env.h"
+
+namespace crius::launcher {
+
+std::optional<std::string> env(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  return std::string(v);
+}
+
+std::optional<int> env_int(const char* name) {
+  auto v = env(name);
+  if (!v) return std::nullopt;
+  auto n = util::to_int(util::trim(*v));
+  if (!n || *n < INT_MIN || *n > INT_MAX) return std::nullopt;
+  return static_cast<int>(*n);
+}
+
+std::string hostname() {
+  if (auto n = env("SLURMD_NODENAME")) return *n;
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+std::string signal_name(int sig) {
+  const char* d = sigabbrev_np(sig);
+  return d ? std::string("SIG") + d : "signal " + std::to_string(sig);
+}
+
+namespace {
+
+volatile sig_atomic_t g_child = 0;
+volatile sig_atomic_t g_terminating = 0;
+
+void forward_to_child(int sig) {
+  if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT) g_terminating = 1;
+  if (g_child > 0) kill(g_child, sig);
+}
+
+}  // namespace
+
+int rank_exec(const std::vector<std::string>& command) {
+  // Die with the process that started us (mpirun's daemon or slurmstepd), so a
+  // killed launcher never leaves ranks behind.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  auto spec_text = env("CRIUS_LAUNCH_SPEC");
+  if (!spec_text) {
+    std::cerr << kProg << ": --rank-exec: CRIUS_LAUNCH_SPEC is not set (this mode is internal to crius-launch)\n";
+    return kExitUsage;
+  }
+  auto spec_json = nlohmann::json::parse(*spec_text, nullptr, false);
+  auto spec = spec_json.is_discarded() ? Result<LaunchSpec>(make_error("CRIUS_LAUNCH_SPEC: not valid JSON"))
+                                       : launch_spec_from_json(spec_json, "CRIUS_LAUNCH_SPEC");
+  if (!spec) {
+    std::cerr << kProg << ": --rank-exec: " << spec.error() << "\n";
+    return kExitUsage;
+  }
+  auto layout = Layout::make(spec->plan, spec->hosts, spec->gpus_per_node);
+  if (!layout) {
+    std::cerr << kProg << ": " << layout.error() << "\n";
+    return kExitUsage;
+  }
+  std::optional<int> rank;
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", "PMI_RANK"})
+    if (!rank) rank = env_int(v);
+  std::optional<int> size;
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "PMI_SIZE"})
+    if (!size) size = env_int(v);
+  if (!rank) {
+    std::cerr << kProg << ": --rank-exec: no rank in the environment (OMPI_COMM_WORLD_RANK, PMIX_RANK, SLURM_PROCID)\n";
+    return kExitUsage;
+  }
+  const int world = layout->world_size();
+  if (*rank < 0 || *rank >= world || (size && *size != world)) {
+    std::cerr << kProg << ": --rank-exec: rank " << *rank << " of " << size.value_or(-1)
+              << " does not fit the plan's " << world << " ranks\n";
+    return kExitUsage;
+  }
+  const RankInfo& me = layout->rank(*rank);
+  std::optional<int> local_rank = env_int("OMPI_COMM_WORLD_LOCAL_RANK");
+  if (!local_rank) local_rank = env_int("SLURM_LOCALID");
+  std::optional<int> local_size = env_int("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (local_rank && *local_rank != me.local_rank)
+    std::cerr << kProg << ": warning: rank " << me.rank << " was placed as local rank " << *local_rank
+              << ", the layout expects " << me.local_rank << " (check --mpi-arg placement options)\n";
+  const RankEnv renv = rank_env(*layout, *spec, *rank, local_rank, local_size);
+  for (const auto& [k, v] : renv.torchrun) setenv(k.c_str(), v.c_str(), 0);  // torchrun's contract
+  for (const auto& [k, v] : renv.crius) setenv(k.c_str(), v.c_str(), 1);
+  unsetenv("CRIUS_LAUNCH_SPEC");
+
+  struct sigaction sa = {};
+  sa.sa_handler = forward_to_child;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT, SIGALRM})
+    sigaction(sig, &sa, nullptr);
+
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    std::perror("crius-launch: fork");
+    return kExitFailure;
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT, SIGALRM}) signal(sig, SIG_DFL);
+    std::vector<char*> argv;
+    for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "crius-launch: rank %d: cannot run '%s': %s\n", me.rank, argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  g_child = pid;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  const std::string host = hostname();
+  int code = 0;
+  std::string how;
+  if (WIFEXITED(status)) {
+    code = WEXITSTATUS(status);
+    how = "exit status " + std::to_string(code);
+  } else if (WIFSIGNALED(status)) {
+    code = 128 + WTERMSIG(status);
+    how = "killed by " + signal_name(WTERMSIG(status));
+  }
+  if (code != 0) {
+    // The launcher parses this line: keep its shape.
+    std::fprintf(stderr, "crius-launch: rank %d on host %s %s: %s [status %d]\n", me.rank, host.c_str(),
+                 g_terminating ? "stopped" : "failed", how.c_str(), code);
+    std::fflush(stderr);
+  }
+  return code;
+}
+
+}  // namespace crius::launcher

@@ -1,0 +1,158 @@
+// crius-launch: runs the MPI launcher and watches the ranks' reports (launch.h).
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <regex>
+#include <string>
+
+#include "launcher/launch.h"
+
+namespace crius::launcher {
+
+namespace {
+
+volatile sig_atomic_t g_launcher_child = 0;
+volatile sig_atomic_t g_got_term = 0;
+
+void forward_to_launcher(int sig) {
+  if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) g_got_term = sig;
+  if (g_launcher_child > 0) kill(g_launcher_child, sig);
+}
+
+struct Failure {
+  int rank = -1;
+  std::string host, how;
+  int status = 0;
+};
+
+}  // namespace
+
+int run_and_watch(const std::vector<std::string>& cmd, int kill_after_s) {
+  int pfd[2];
+  if (pipe(pfd) != 0) {
+    std::perror("crius-launch: pipe");
+    return kExitFailure;
+  }
+  struct sigaction sa = {};
+  sa.sa_handler = forward_to_launcher;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT}) sigaction(sig, &sa, nullptr);
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    std::perror("crius-launch: fork");
+    return kExitFailure;
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    dup2(pfd[1], 2);
+    close(pfd[0]);
+    close(pfd[1]);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT}) signal(sig, SIG_DFL);
+    std::vector<char*> argv;
+    for (const auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "crius-launch: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  g_launcher_child = pid;
+  close(pfd[1]);
+  const std::regex line_re(R"(^crius-launch: rank (\d+) on host (\S+) failed: (.*) \[status (\d+)\]$)");
+  std::optional<Failure> first;
+  std::chrono::steady_clock::time_point failed_at;
+  int escalation = 0;  // 0 none, 1 SIGTERM sent, 2 SIGKILL sent
+  std::string buf;
+  bool eof = false;
+  int status = 0;
+  bool exited = false;
+  auto handle_line = [&](const std::string& line) {
+    std::smatch m;
+    if (!first && std::regex_match(line, m, line_re)) {
+      first = Failure{std::stoi(m[1]), m[2], m[3], std::stoi(m[4])};
+      failed_at = std::chrono::steady_clock::now();
+    }
+  };
+  while (!eof || !exited) {
+    if (!eof) {
+      pollfd p = {pfd[0], POLLIN, 0};
+      int n = poll(&p, 1, 200);
+      if (n > 0) {
+        char tmp[4096];
+        ssize_t got = read(pfd[0], tmp, sizeof tmp);
+        if (got > 0) {
+          (void)!write(2, tmp, static_cast<size_t>(got));
+          buf.append(tmp, static_cast<size_t>(got));
+          size_t nl;
+          while ((nl = buf.find('\n')) != std::string::npos) {
+            handle_line(buf.substr(0, nl));
+            buf.erase(0, nl + 1);
+          }
+        } else if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN)) {
+          eof = true;
+        }
+      }
+    } else {
+      usleep(50000);
+    }
+    if (!exited) {
+      pid_t w = waitpid(pid, &status, WNOHANG);
+      if (w == pid) {
+        exited = true;
+        g_launcher_child = 0;
+        // Drain what is left without blocking on ranks' orphaned pipes.
+        int fl = fcntl(pfd[0], F_GETFL);
+        fcntl(pfd[0], F_SETFL, fl | O_NONBLOCK);
+      }
+    }
+    if (exited && !eof) {
+      char tmp[4096];
+      ssize_t got;
+      while ((got = read(pfd[0], tmp, sizeof tmp)) > 0) {
+        (void)!write(2, tmp, static_cast<size_t>(got));
+        buf.append(tmp, static_cast<size_t>(got));
+      }
+      size_t nl;
+      while ((nl = buf.find('\n')) != std::string::npos) {
+        handle_line(buf.substr(0, nl));
+        buf.erase(0, nl + 1);
+      }
+      eof = true;
+    }
+    // A rank failed: the MPI launcher should stop the rest; make sure it does.
+    if (first && !exited) {
+      double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - failed_at).count();
+      if (escalation == 0 && since > kill_after_s * 0.5) {
+        killpg(pid, SIGTERM);
+        escalation = 1;
+      } else if (escalation == 1 && since > kill_after_s * 0.8) {
+        killpg(pid, SIGKILL);
+        escalation = 2;
+      }
+    }
+  }
+  close(pfd[0]);
+  if (first) {
+    std::fprintf(stderr, "crius-launch: rank %d on host %s failed (%s); the job was stopped; exit status %d\n",
+                 first->rank, first->host.c_str(), first->how.c_str(), first->status);
+    return first->status;
+  }
+  if (g_got_term) return 128 + g_got_term;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127) return kExitFailure;
+  std::string how = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+                                      : "killed by " + signal_name(WTERMSIG(status));
+  std::fprintf(stderr, "crius-launch: %s ended with %s and no rank reported a failure\n", cmd[0].c_str(), how.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace crius::launcher

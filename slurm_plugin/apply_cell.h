@@ -1,0 +1,31 @@
+// How a Cell is written on a Slurm job description: the one definition that
+// job_submit (a job being submitted) and criusd (slurm_update_job on a pending
+// job) share.  Each passes its own way to replace a string field: slurmctld's
+// allocator inside slurmctld, plain pointers to its own strings in criusd.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+extern "C" {
+#include <slurm/slurm.h>
+}
+
+#include "estimator/plan.h"
+
+namespace crius::slurm {
+
+// set(char** field, const std::string& value) replaces one string field.
+template <typename SetString>
+void apply_cell(job_desc_msg_t* d, const estimator::Cell& c, SetString&& set) {
+  set(&d->partition, c.partition);
+  // Untyped GPUs plus a node feature naming the type: Slurm 22.05 cannot change a pending
+  // job's typed GRES, but it can change its features, so criusd can move it to another type.
+  set(&d->tres_per_node, "gres:gpu:" + std::to_string(c.gpus_per_node));
+  set(&d->features, c.gpu);
+  d->min_nodes = d->max_nodes = static_cast<std::uint32_t>(c.nodes);
+  d->num_tasks = static_cast<std::uint32_t>(c.gpus());
+  d->ntasks_per_node = static_cast<std::uint16_t>(c.gpus_per_node);
+}
+
+}  // namespace crius::slurm

@@ -1,0 +1,32 @@
+#include "slurm_plugin/load_record.h"
+
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+}
+
+#include "common/util.h"
+
+namespace crius::slurm {
+
+Result<std::optional<job::Record>> load_job_record(std::uint32_t id) {
+  job_info_msg_t* msg = nullptr;
+  if (slurm_load_job(&msg, id, SHOW_DETAIL) != SLURM_SUCCESS)
+    return make_error("cannot read job " + std::to_string(id) + " from slurmctld: " +
+                      slurm_strerror(slurm_get_errno()));
+  std::string comment;
+  if (msg->record_count > 0 && msg->job_array[0].admin_comment) comment = msg->job_array[0].admin_comment;
+  slurm_free_job_info_msg(msg);
+  auto rec = job::parse_record(comment);
+  if (!rec) return std::optional<job::Record>();
+  if (!*rec) return make_error("job " + std::to_string(id) + ": " + rec->error());
+  return std::optional<job::Record>(std::move(rec->value()));
+}
+
+Result<std::optional<job::Record>> load_job_record(const std::string& job_id) {
+  auto id = util::to_int(job_id);
+  if (!id || *id <= 0 || *id > 0xffffffffLL) return make_error("SLURM_JOB_ID '" + job_id + "' is not a job id");
+  return load_job_record(static_cast<std::uint32_t>(*id));
+}
+
+}  // namespace crius::slurm

@@ -1,0 +1,22 @@
+// The crius record of a job, read from slurmctld (one slurm_load_job, as the
+// calling user): what srun's SPANK plugin gives a job's tasks and what
+// crius-launch runs.  The host process provides libslurm (srun) or links it
+// (crius-launch).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "estimator/result.h"
+#include "job/record.h"
+
+namespace crius::slurm {
+
+// nullopt: the job has no crius record; an error: slurmctld did not answer, or
+// the record does not read.
+Result<std::optional<job::Record>> load_job_record(std::uint32_t job_id);
+// The same for a job id given as text (SLURM_JOB_ID).
+Result<std::optional<job::Record>> load_job_record(const std::string& job_id);
+
+}  // namespace crius::slurm
