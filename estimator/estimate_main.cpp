@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/util.h"
 #include "estimator/estimator.h"
 
 namespace est = crius::estimator;
@@ -17,12 +18,6 @@ constexpr const char* kProg = "crius-estimate";
 int fail(int code, const std::string& msg) {
   std::cerr << kProg << ": " << msg << "\n";
   return code;
-}
-
-std::string fmt(double v, int prec) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", prec, v);
-  return buf;
 }
 
 std::string fmt_time(double s) {
@@ -60,7 +55,7 @@ void print_table(const std::vector<est::Estimate>& v, size_t top) {
     if (e.feasible)
       std::printf("%-4zu %-12s %-10s %5d %7d %6d %10s %10s %8s  %s\n", n, e.cell.partition.c_str(), e.cell.gpu.c_str(),
                   e.cell.nodes, e.cell.gpus_per_node, e.cell.stages, fmt_time(e.iter_time_s).c_str(),
-                  fmt(e.samples_per_s, 2).c_str(), fmt(e.memory_gib, 1).c_str(), plan_summary(e).c_str());
+                  crius::util::fixed(e.samples_per_s, 2).c_str(), crius::util::fixed(e.memory_gib, 1).c_str(), plan_summary(e).c_str());
     else
       std::printf("%-4zu %-12s %-10s %5d %7d %6d %10s %10s %8s  infeasible: %s\n", n, e.cell.partition.c_str(),
                   e.cell.gpu.c_str(), e.cell.nodes, e.cell.gpus_per_node, e.cell.stages, "-", "-", "-", e.why.c_str());
@@ -90,12 +85,12 @@ void print_explain(const est::Estimate& e, const est::Request& req) {
   std::printf("  model FLOPs %.4g per iteration, %.1f TFLOP/s per GPU\n", e.flops_per_iter, tflops);
   const auto& m = e.memory;
   std::printf("memory per GPU, most loaded stage (GiB):\n");
-  std::printf("  %-12s %8s\n", "params", fmt(m.params, 2).c_str());
-  std::printf("  %-12s %8s\n", "grads", fmt(m.grads, 2).c_str());
-  std::printf("  %-12s %8s\n", "optimizer", fmt(m.optimizer, 2).c_str());
-  std::printf("  %-12s %8s\n", "activations", fmt(m.activations, 2).c_str());
-  std::printf("  %-12s %8s\n", "workspace", fmt(m.workspace, 2).c_str());
-  std::printf("  %-12s %8s of %s\n", "total", fmt(m.total(), 2).c_str(), fmt(e.gpu_memory_gib, 2).c_str());
+  std::printf("  %-12s %8s\n", "params", crius::util::fixed(m.params, 2).c_str());
+  std::printf("  %-12s %8s\n", "grads", crius::util::fixed(m.grads, 2).c_str());
+  std::printf("  %-12s %8s\n", "optimizer", crius::util::fixed(m.optimizer, 2).c_str());
+  std::printf("  %-12s %8s\n", "activations", crius::util::fixed(m.activations, 2).c_str());
+  std::printf("  %-12s %8s\n", "workspace", crius::util::fixed(m.workspace, 2).c_str());
+  std::printf("  %-12s %8s of %s\n", "total", crius::util::fixed(m.total(), 2).c_str(), crius::util::fixed(e.gpu_memory_gib, 2).c_str());
 }
 
 }  // namespace

@@ -15,8 +15,6 @@ using namespace detail;
 
 namespace {
 
-std::string fmt(double v) { return util::fixed(v, 1); }
-
 struct SplitResult {
   bool ok = false;
   std::vector<int> ends;  // end layer of each stage
@@ -567,7 +565,7 @@ static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cl
     e.plans_evaluated = 1;
     e.feasible = ev.mem_max <= x.cap;
     if (!e.feasible)
-      e.why = "the plan needs " + fmt(e.memory_gib) + " GiB per GPU, " + cell.gpu + " has " + fmt(gpu->memory_gib);
+      e.why = "the plan needs " + util::fixed(e.memory_gib, 1) + " GiB per GPU, " + cell.gpu + " has " + util::fixed(gpu->memory_gib, 1);
     return e;
   }
 
@@ -579,8 +577,8 @@ static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cl
     double lb = P * (2 * w + opt / std::max(1, x.gps)) / cell.gpus();
     if (lb > x.cap) {
       e.feasible = false;
-      e.why = "needs at least " + fmt(lb / kGiB + x.c.workspace_gib) + " GiB per GPU at any plan (" + cell.gpu + ": " +
-              fmt(gpu->memory_gib * x.c.memory_usable) + " of " + fmt(gpu->memory_gib) + " GiB usable)";
+      e.why = "needs at least " + util::fixed(lb / kGiB + x.c.workspace_gib, 1) + " GiB per GPU at any plan (" + cell.gpu + ": " +
+              util::fixed(gpu->memory_gib * x.c.memory_usable, 1) + " of " + util::fixed(gpu->memory_gib, 1) + " GiB usable)";
       return e;
     }
   }
@@ -590,10 +588,10 @@ static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cl
     e.feasible = false;
     if (!st.reason.empty()) e.why = st.reason;
     else if (st.min_mem < kInf && st.min_mem > x.cap)
-      e.why = "needs at least " + fmt(st.min_mem / kGiB + x.c.workspace_gib) + " GiB per GPU at any plan (" + cell.gpu +
-              ": " + fmt(gpu->memory_gib * x.c.memory_usable) + " of " + fmt(gpu->memory_gib) + " GiB usable)";
+      e.why = "needs at least " + util::fixed(st.min_mem / kGiB + x.c.workspace_gib, 1) + " GiB per GPU at any plan (" + cell.gpu +
+              ": " + util::fixed(gpu->memory_gib * x.c.memory_usable, 1) + " of " + util::fixed(gpu->memory_gib, 1) + " GiB usable)";
     else if (st.min_mem < kInf)
-      e.why = "no layer split fits in " + fmt(gpu->memory_gib) + " GiB per GPU at any plan (stages too unequal in memory)";
+      e.why = "no layer split fits in " + util::fixed(gpu->memory_gib, 1) + " GiB per GPU at any plan (stages too unequal in memory)";
     else
       e.why = "no plan matches the pinned dimensions in this Cell";
     return e;

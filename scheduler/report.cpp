@@ -46,29 +46,23 @@ Summary summarize(const SimResult& r, const ClusterState& cluster) {
   return s;
 }
 
-static std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 std::string format_summary(const Summary& s, bool with_timing) {
   std::ostringstream o;
   o << "policy " << s.policy << "\n";
   o << "  jobs finished      " << s.finished << " of " << s.jobs;
   if (s.unrunnable) o << " (" << s.unrunnable << " unrunnable)";
   o << "\n";
-  o << "  JCT mean/median/p99 " << fmt("%.0f", s.jct_mean_s) << " / " << fmt("%.0f", s.jct_median_s)
-    << " / " << fmt("%.0f", s.jct_p99_s) << " s\n";
-  o << "  queueing mean      " << fmt("%.0f", s.queue_mean_s) << " s\n";
-  o << "  makespan           " << fmt("%.0f", s.makespan_s) << " s\n";
-  o << "  throughput mean    " << fmt("%.2f", s.throughput_mean) << " samples/s\n";
+  o << "  JCT mean/median/p99 " << util::fixed(s.jct_mean_s, 0) << " / " << util::fixed(s.jct_median_s, 0)
+    << " / " << util::fixed(s.jct_p99_s, 0) << " s\n";
+  o << "  queueing mean      " << util::fixed(s.queue_mean_s, 0) << " s\n";
+  o << "  makespan           " << util::fixed(s.makespan_s, 0) << " s\n";
+  o << "  throughput mean    " << util::fixed(s.throughput_mean, 2) << " samples/s\n";
   o << "  GPU utilisation   ";
-  for (const auto& [gpu, u] : s.utilisation) o << " " << gpu << " " << fmt("%.1f", 100 * u) << "%";
+  for (const auto& [gpu, u] : s.utilisation) o << " " << gpu << " " << util::fixed(100 * u, 1) << "%";
   o << "\n";
   o << "  reconfigurations   " << s.reconfigurations << "\n";
   if (with_timing)
-    o << "  round time p99/max " << fmt("%.2f", s.round_p99_ms) << " / " << fmt("%.2f", s.round_max_ms)
+    o << "  round time p99/max " << util::fixed(s.round_p99_ms, 2) << " / " << util::fixed(s.round_max_ms, 2)
       << " ms over " << s.rounds << " rounds\n";
   return o.str();
 }
@@ -131,10 +125,10 @@ Result<void> write_jobs_csv(const std::string& path, const std::vector<SimResult
     for (const Job& j : r.jobs) {
       bool fin = j.state == JobState::finished;
       out << r.policy << ',' << j.name << ',' << j.model << ',' << j.global_batch << ','
-          << j.req_gpu << ',' << j.req_gpus << ',' << fmt("%.0f", j.submit_time) << ','
-          << (j.first_start >= 0 ? fmt("%.0f", j.first_start) : "") << ','
-          << (fin ? fmt("%.1f", j.finish_time) : "") << ','
-          << (fin ? fmt("%.1f", j.finish_time - j.submit_time) : "") << ',' << to_string(j.state)
+          << j.req_gpu << ',' << j.req_gpus << ',' << util::fixed(j.submit_time, 0) << ','
+          << (j.first_start >= 0 ? util::fixed(j.first_start, 0) : "") << ','
+          << (fin ? util::fixed(j.finish_time, 1) : "") << ','
+          << (fin ? util::fixed(j.finish_time - j.submit_time, 1) : "") << ',' << to_string(j.state)
           << ',' << j.alloc.shape.gpu << ',' << (j.alloc.empty() ? 0 : j.alloc.shape.gpus()) << ','
           << j.reconfigurations << '\n';
     }
