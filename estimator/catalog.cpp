@@ -1,6 +1,7 @@
 // GPU and model catalogues, model files, enum names.
 #include <algorithm>
 
+#include "common/util.h"
 #include "estimator/estimator.h"
 #include "estimator/toml_util.h"
 
@@ -245,7 +246,7 @@ static Result<Model> parse_model_table(const toml::table& t, const std::string& 
   }
 
   long long layers = 0, hidden = 0, heads = 0, kv = 0, ffn = 0, seq = 0, vocab = 0;
-  CRIUS_TRY_REQUIRED(layers, r, "layers", r.integer("layers", 1, 10000));
+  CRIUS_TRY_REQUIRED(layers, r, "layers", r.integer("layers", 1, kMaxLayers));
   CRIUS_TRY_REQUIRED(hidden, r, "hidden", r.integer("hidden", 1, 1 << 20));
   CRIUS_TRY_REQUIRED(heads, r, "heads", r.integer("heads", 1, 1 << 14));
   CRIUS_TRY_ASSIGN(kv, r.integer("kv_heads", 1, 1 << 14));
@@ -268,7 +269,7 @@ static Result<Model> parse_model_table(const toml::table& t, const std::string& 
     long long experts = 0, every = 0, topk = 2;
     double cf = 1.0;
     CRIUS_TRY_REQUIRED(experts, r, "experts", r.integer("experts", 1, 1000000));
-    CRIUS_TRY_REQUIRED(every, r, "expert_every", r.integer("expert_every", 1, 10000));
+    CRIUS_TRY_REQUIRED(every, r, "expert_every", r.integer("expert_every", 1, kMaxLayers));
     CRIUS_TRY_REQUIRED(cf, r, "capacity_factor", r.number("capacity_factor", 0, 64));
     CRIUS_TRY_ASSIGN(topk, r.integer("top_k", 1, 1000000));
     if (topk > experts)
@@ -287,6 +288,60 @@ Result<Model> parse_model(std::string_view text, std::string source) {
   auto doc = detail::parse_toml(text, source);
   if (!doc) return make_error(doc.error());
   return parse_model_table(*doc, source, "model file", source);
+}
+
+std::string to_spec(const Model& m) {
+  std::string s = "family=" + std::string(to_string(m.family)) + ",dtype=" + std::string(to_string(m.dtype)) +
+                  ",optimizer=" + std::string(to_string(m.optimizer));
+  auto add = [&](const char* k, const std::string& v) { s += std::string(",") + k + "=" + v; };
+  if (m.family == Family::wide_resnet) {
+    add("depth", std::to_string(m.depth));
+    add("width_factor", std::to_string(m.width_factor));
+    add("channels", std::to_string(m.channels));
+    add("image_size", std::to_string(m.image_size));
+    add("classes", std::to_string(m.classes));
+    return s;
+  }
+  add("layers", std::to_string(m.layers));
+  add("hidden", std::to_string(m.hidden));
+  add("heads", std::to_string(m.heads));
+  add("kv_heads", std::to_string(m.kv_heads));
+  add("ffn_hidden", std::to_string(m.ffn_hidden));
+  add("seq_len", std::to_string(m.seq_len));
+  add("vocab", std::to_string(m.vocab));
+  add("swiglu", m.swiglu ? "true" : "false");
+  if (m.family == Family::moe) {
+    add("experts", std::to_string(m.experts));
+    add("expert_every", std::to_string(m.expert_every));
+    add("capacity_factor", util::fmt(m.capacity_factor, 17));
+    add("top_k", std::to_string(m.top_k));
+  }
+  return s;
+}
+
+Result<Model> parse_model_spec(std::string_view spec, std::string source) {
+  const std::string what = source + ": model spec";
+  if (spec.size() > kMaxModelSpecBytes)
+    return make_error(what + " is longer than " + std::to_string(kMaxModelSpecBytes) + " bytes");
+  for (char c : spec)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '=' || c == ',' ||
+          c == '-' || c == '+'))
+      return make_error(what + ": character " + util::shown(std::string(1, c)) + " is not allowed");
+  // A flat table of scalars, built here (no parser recursion), then checked by the same
+  // reader as a model file.
+  toml::table t;
+  for (const auto& item : util::split(spec, ',')) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq > 32)
+      return make_error(what + ": " + util::shown(item) + " is not KEY=VALUE");
+    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (t.contains(key)) return make_error(what + ": key '" + key + "' given twice");
+    if (auto i = util::to_int(value)) t.insert(key, static_cast<int64_t>(*i));
+    else if (value == "true" || value == "false") t.insert(key, value == "true");
+    else if (auto d = util::to_double(value)) t.insert(key, *d);
+    else t.insert(key, value);
+  }
+  return parse_model_table(t, source, "model spec", source);
 }
 
 Result<Model> load_model_file(const std::string& path) {

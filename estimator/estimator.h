@@ -100,9 +100,19 @@ struct Model {
   double parameters() const;  // total parameter count
 };
 
+// The most transformer layers a model may have (the largest published models have 128).
+inline constexpr int kMaxLayers = 1024;
+
 // Parse one model (keys at top level).  `source` names the file in errors.
 Result<Model> parse_model(std::string_view toml_text, std::string source);
 Result<Model> load_model_file(const std::string& path);
+
+// A model as one line of bounded scalars, "family=transformer,dtype=fp16,...,layers=24,...":
+// what a model file becomes on the submit host before it crosses to slurmctld, which
+// reads it without a recursive parser (the same checks as a model file).
+inline constexpr std::size_t kMaxModelSpecBytes = 512;
+std::string to_spec(const Model& m);
+Result<Model> parse_model_spec(std::string_view spec, std::string source);
 
 class ModelCatalog {
  public:

@@ -19,7 +19,71 @@ std::string format_matches(const std::vector<std::string>& matches) {
   return s + ")";
 }
 
+// TOML++ parses recursively: every dotted key part, nested table header part, inline
+// table and array is a level, and enough of them overflow any stack (a 1 MiB slurmctld
+// RPC thread, or an 8 MiB sbatch). Nothing crius reads nests deeper than a few levels, so
+// this linear scan refuses anything deeper than kMaxTomlDepth before TOML++ sees it.
+std::optional<std::string> too_deep(std::string_view text, int max_depth) {
+  int depth = 0;       // open [ and { in values
+  std::vector<char> open(static_cast<std::size_t>(max_depth) + 2, 0);  // which, per level
+  int key_parts = 1;   // parts of the dotted key (or header) being read
+  bool in_key = true;  // at the start of a line: a key or a [table] header comes
+  int line = 1;
+  auto fail = [&](const std::string& what) {
+    return "line " + std::to_string(line) + ": " + what + " nested deeper than " + std::to_string(max_depth) +
+           " levels (crius reads no TOML that deep)";
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '#') {  // comment to the end of the line
+      while (i < text.size() && text[i] != '\n') ++i;
+      --i;
+      continue;
+    }
+    if (c == '"' || c == '\'') {  // strings: basic, literal, and their multi-line forms
+      const bool multi = text.substr(i, 3) == std::string(3, c);
+      std::size_t j = i + (multi ? 3 : 1);
+      for (; j < text.size(); ++j) {
+        if (text[j] == '\n') ++line;
+        if (c == '"' && text[j] == '\\') { ++j; continue; }
+        if (text[j] == c && (!multi || text.substr(j, 3) == std::string(3, c))) break;
+      }
+      i = multi ? j + 2 : j;
+      continue;
+    }
+    if (c == '\n') {
+      ++line;
+      if (depth == 0) in_key = true, key_parts = 1;
+      continue;
+    }
+    if (in_key) {
+      if (c == '.') {
+        if (++key_parts > max_depth) return fail("a dotted key or table name");
+      } else if (c == '=') {
+        in_key = false;
+      } else if (c == ']') {
+        in_key = false;
+      } else if (c == '}' && depth > 0) {  // an empty inline table
+        --depth;
+        in_key = false;
+      }
+      continue;
+    }
+    if (c == '[' || c == '{') {
+      if (++depth > max_depth) return fail("an array or inline table");
+      open[static_cast<std::size_t>(depth)] = c;
+      if (c == '{') in_key = true, key_parts = 1;
+    } else if (c == ']' || c == '}') {
+      if (depth > 0) --depth;
+    } else if (c == ',' && depth > 0 && open[static_cast<std::size_t>(depth)] == '{') {
+      in_key = true, key_parts = 1;  // the next key of an inline table
+    }
+  }
+  return std::nullopt;
+}
+
 Result<toml::table> parse_toml(std::string_view text, const std::string& source) {
+  if (auto deep = too_deep(text, kMaxTomlDepth)) return make_error(source + ": " + *deep);
   try {
     return toml::parse(text, std::string_view(source));
   } catch (const toml::parse_error& e) {

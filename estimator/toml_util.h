@@ -21,7 +21,14 @@ using util::close_matches;
 using util::lower;
 std::string format_matches(const std::vector<std::string>& matches);  // " (close matches: a, b)" or ""
 
-// Parses TOML text; a syntax error becomes "file:line:col: description".
+// The deepest nesting crius accepts in any TOML document (dotted keys, table headers,
+// arrays and inline tables together).
+inline constexpr int kMaxTomlDepth = 16;
+// The line and the kind of nesting that is deeper than max_depth, or nullopt: a linear
+// scan, safe on any input, that runs before the (recursive) parser.
+std::optional<std::string> too_deep(std::string_view text, int max_depth);
+// Parses TOML text; a syntax error becomes "file:line:col: description"; a document
+// nested deeper than kMaxTomlDepth is refused before it is parsed.
 Result<toml::table> parse_toml(std::string_view text, const std::string& source);
 using util::read_file;
 

@@ -57,7 +57,7 @@ const std::vector<EnvVar>& env_vars() {
       {"CRIUS_HOST", W::crius_launch, "the node this rank runs on"},
       {"CRIUS_NODELIST", W::crius_launch, "the job's nodes, comma-separated"},
       {"CRIUS_LAUNCH_SPEC", W::internal, "crius-launch to its per-rank shim: plan and hosts"},
-      {"CRIUS_MODEL_TOML_B64", W::internal, "spank_crius to job_submit: a model file's text, base64"},
+      {"CRIUS_MODEL_SPEC", W::internal, "spank_crius to job_submit: a model file's model as bounded scalars"},
       {"CRIUS_CONF", W::site, "path of crius.toml for the plugins, criusd and crius-lab"},
       {"CRIUS_MPIRUN", W::site, "the mpirun crius-launch runs"},
   };

@@ -1,6 +1,7 @@
 #include "job/record.h"
 
 #include "common/json_reader.h"
+#include "estimator/estimator.h"
 
 namespace crius::job {
 
@@ -18,14 +19,16 @@ json ranked_json(const Ranked& r) {
 
 Result<Request> request_from_json(const json& j) {
   util::JsonObject r(j, "crius record: request");
-  if (auto ok = r.only({"model", "model_file", "model_digest", "global_batch", "iters", "runtime", "cell",
+  if (auto ok = r.only({"model", "model_file", "model_spec", "global_batch", "iters", "runtime", "cell",
                         "deadline_s", "partitions", "objective"});
       !ok)
     return make_error(ok.error());
   Request q;
   CRIUS_JSON_GET(q.model, r.string("model"));
   CRIUS_JSON_GET(q.model_file, r.boolean("model_file", false));
-  CRIUS_JSON_GET(q.model_digest, r.string("model_digest", std::string()));
+  CRIUS_JSON_GET(q.model_spec, r.string("model_spec", std::string()));
+  if (q.model_spec.size() > estimator::kMaxModelSpecBytes)
+    return make_error("crius record: request: key 'model_spec' is too long");
   CRIUS_JSON_GET(q.global_batch, r.integer("global_batch", 1, 1L << 30));
   if (r.has("iters")) {
     long n = 0;
@@ -144,7 +147,7 @@ std::string to_text(const Record& rec) {
              {"cell", est::to_string(q.pin)}, {"objective", q.objective}};
   if (q.model_file) {
     rq["model_file"] = true;
-    rq["model_digest"] = q.model_digest;
+    rq["model_spec"] = q.model_spec;
   }
   if (q.iters) rq["iters"] = *q.iters;
   if (q.deadline_s) rq["deadline_s"] = *q.deadline_s;

@@ -21,8 +21,8 @@ inline constexpr int kRecordVersion = 2;
 // What the user asked for, as job_submit validated it.
 struct Request {
   std::string model;         // catalogue id, or the model file's path as the user gave it
-  bool model_file = false;   // the model came as a file (its text is not kept, only a digest)
-  std::string model_digest;  // util::fnv1a64 of the model file's text, hex; "" for catalogue models
+  bool model_file = false;   // the model came as a file (its text is not kept, its spec is)
+  std::string model_spec;    // a model file's model as estimator::to_spec (no file text); "" otherwise
   int global_batch = 0;
   std::optional<long> iters;
   estimator::Runtime runtime = estimator::Runtime::megatron;

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "estimator/estimator.h"
+
 namespace crius::slurm {
 
 namespace {
@@ -203,7 +205,7 @@ bool has_request(const char* const* env, std::size_t n) {
   if (!env) return false;
   for (std::size_t i = 0; i < n && env[i]; ++i) {
     if (std::strncmp(env[i], kOptionPrefix.data(), kOptionPrefix.size()) == 0 ||
-        std::strncmp(env[i], kModelTomlVar.data(), kModelTomlVar.size()) == 0)
+        std::strncmp(env[i], kModelSpecVar.data(), kModelSpecVar.size()) == 0)
       return true;
   }
   return false;
@@ -212,19 +214,18 @@ bool has_request(const char* const* env, std::size_t n) {
 Result<JobRequest> parse_request(const std::vector<std::string_view>& env) {
   JobRequest req;
   std::array<bool, 7> seen{};
-  bool have_toml = false;
-  std::string toml_b64;
+  bool have_spec = false;
   for (std::string_view entry : env) {
     auto eq = entry.find('=');
     if (eq == std::string_view::npos) continue;
     std::string_view name = entry.substr(0, eq), value = entry.substr(eq + 1);
-    if (name == kModelTomlVar) {
-      if (have_toml) return make_error(std::string(kModelTomlVar) + " given twice");
-      have_toml = true;
-      if (value.size() > (kMaxModelFileBytes / 3 + 1) * 4)
-        return make_error("--crius-model: model file larger than " +
-                          std::to_string(kMaxModelFileBytes / 1024) + " KiB");
-      toml_b64 = std::string(value);
+    if (name == kModelSpecVar) {
+      if (have_spec) return make_error(std::string(kModelSpecVar) + " given twice");
+      have_spec = true;
+      if (value.size() > estimator::kMaxModelSpecBytes)
+        return make_error("--crius-model: the model sent with the job is longer than " +
+                          std::to_string(estimator::kMaxModelSpecBytes) + " bytes");
+      req.model_spec = std::string(value);
       continue;
     }
     if (name.substr(0, kOptionPrefix.size()) != kOptionPrefix) continue;
@@ -283,86 +284,21 @@ Result<JobRequest> parse_request(const std::vector<std::string_view>& env) {
     }
   }
   if (!seen[static_cast<std::size_t>(Option::model)]) {
-    if (have_toml) return make_error("a model file was sent without --crius-model");
+    if (have_spec) return make_error("a model file was sent without --crius-model");
     return make_error("--crius-model is required when other --crius-* options are given");
   }
   if (!seen[static_cast<std::size_t>(Option::global_batch)])
     return make_error("--crius-global-batch is required with --crius-model");
   if (req.model_is_file) {
-    if (!have_toml)
+    if (!have_spec)
       return make_error("--crius-model: " + shown(req.model) +
-                        " is a file path but its content was not sent (is the crius SPANK plugin "
+                        " is a file path but the model was not sent (is the crius SPANK plugin "
                         "loaded on the submit host?)");
-    auto r = base64_decode(toml_b64, kMaxModelFileBytes);
-    if (!r) return make_error("--crius-model: " + r.error());
-    req.model_toml = std::move(*r);
-  } else if (have_toml) {
+  } else if (have_spec) {
     return make_error("--crius-model: a model file was sent, but " + shown(req.model) +
                       " is a catalogue name");
   }
   return req;
-}
-
-namespace {
-constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-}
-
-std::string base64_encode(std::string_view bytes) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) |
-                 (static_cast<unsigned char>(bytes[i + 1]) << 8) | static_cast<unsigned char>(bytes[i + 2]);
-    out += kB64[(v >> 18) & 63];
-    out += kB64[(v >> 12) & 63];
-    out += kB64[(v >> 6) & 63];
-    out += kB64[v & 63];
-  }
-  if (i < bytes.size()) {
-    unsigned v = static_cast<unsigned char>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
-    out += kB64[(v >> 18) & 63];
-    out += kB64[(v >> 12) & 63];
-    out += i + 1 < bytes.size() ? kB64[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
-Result<std::string> base64_decode(std::string_view text, std::size_t max_bytes) {
-  if (text.size() % 4 != 0) return make_error("model file content is not valid base64");
-  if (text.size() / 4 * 3 > max_bytes + 2)
-    return make_error("model file larger than " + std::to_string(max_bytes / 1024) + " KiB");
-  auto val = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  for (std::size_t i = 0; i < text.size(); i += 4) {
-    bool last = i + 4 == text.size();
-    int a = val(text[i]), b = val(text[i + 1]);
-    int pad = 0;
-    if (last && text[i + 3] == '=') pad = text[i + 2] == '=' ? 2 : 1;
-    int c = pad == 2 ? 0 : val(text[i + 2]);
-    int d = pad >= 1 ? 0 : val(text[i + 3]);
-    if (a < 0 || b < 0 || c < 0 || d < 0) return make_error("model file content is not valid base64");
-    unsigned v = (a << 18) | (b << 12) | (c << 6) | d;
-    // Strict: the bits padding leaves unused must be zero, so each content has one encoding.
-    if ((pad == 1 && (v & 0xff)) || (pad == 2 && (v & 0xffff)))
-      return make_error("model file content is not valid base64");
-    out += static_cast<char>((v >> 16) & 255);
-    if (pad < 2) out += static_cast<char>((v >> 8) & 255);
-    if (pad < 1) out += static_cast<char>(v & 255);
-  }
-  if (out.size() > max_bytes)
-    return make_error("model file larger than " + std::to_string(max_bytes / 1024) + " KiB");
-  return out;
 }
 
 }  // namespace crius::slurm

@@ -23,11 +23,12 @@ namespace crius::slurm {
 // spank_job_env names.  Slurm itself forwards every SPANK option that was used
 // as _SLURM_SPANK_OPTION_<plugin>_<option> (non-alphanumerics become '_').
 inline constexpr std::string_view kOptionPrefix = "_SLURM_SPANK_OPTION_crius_";
-// The SPANK plugin adds the content of a model file (base64) under this name.
-inline constexpr std::string_view kModelTomlVar = "CRIUS_MODEL_TOML_B64";
+// The SPANK plugin reads a model file on the submit host and sends the model under this
+// name as a flat line of bounded scalars (estimator::to_spec), never the file's text.
+inline constexpr std::string_view kModelSpecVar = "CRIUS_MODEL_SPEC";
 
 // Limits on what a submission may carry.
-inline constexpr std::size_t kMaxModelFileBytes = 64 * 1024;
+inline constexpr std::size_t kMaxModelFileBytes = 64 * 1024;  // read on the submit host
 inline constexpr std::size_t kMaxValueBytes = 1024;  // any option value
 inline constexpr long kMaxGlobalBatch = 1L << 24;
 inline constexpr long kMaxIters = 1L << 40;
@@ -46,8 +47,8 @@ const std::vector<OptionInfo>& options();
 std::string option_env_name(Option o);
 
 struct JobRequest {
-  std::string model;       // catalogue name, or the user's file path (then model_toml is set)
-  std::string model_toml;  // content of the user's model file, forwarded by the SPANK plugin
+  std::string model;       // catalogue name, or the user's file path (then model_spec is set)
+  std::string model_spec;  // the user's model file as estimator::to_spec, from the SPANK plugin
   bool model_is_file = false;
   int global_batch = 0;
   std::optional<long> iters;
@@ -77,9 +78,6 @@ bool has_request(const char* const* env, std::size_t n);
 // are not crius's are ignored.  Errors are user-facing, without a "crius:" prefix.
 Result<JobRequest> parse_request(const std::vector<std::string_view>& env);
 
-std::string base64_encode(std::string_view bytes);
-// Strict: rejects characters outside the alphabet and bad padding.
-Result<std::string> base64_decode(std::string_view text, std::size_t max_bytes);
 
 using util::shown;
 

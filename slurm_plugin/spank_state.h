@@ -29,7 +29,7 @@ struct State {
   // the options as given (index = slurm::Option)
   std::vector<std::string> values = std::vector<std::string>(kOptionCount);
   std::vector<bool> given = std::vector<bool>(kOptionCount, false);
-  std::string model_toml;  // content of a model file
+  std::string model_spec;  // a model file's model, estimator::to_spec
   std::unique_ptr<slurm::Loaded> conf;
   std::string conf_error;
   bool conf_tried = false;

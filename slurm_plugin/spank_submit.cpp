@@ -74,8 +74,7 @@ std::vector<std::string> request_env() {
     auto i = static_cast<std::size_t>(info.id);
     if (s.given[i]) env.push_back(slurm::option_env_name(info.id) + "=" + s.values[i]);
   }
-  if (!s.model_toml.empty())
-    env.push_back(std::string(slurm::kModelTomlVar) + "=" + slurm::base64_encode(s.model_toml));
+  if (!s.model_spec.empty()) env.push_back(std::string(slurm::kModelSpecVar) + "=" + s.model_spec);
   return env;
 }
 
@@ -92,7 +91,7 @@ int check_model(State& s, const std::string& value) {
       slurm_error("crius: --crius-model: %s", m.error().c_str());
       return -1;
     }
-    s.model_toml = std::move(*text);
+    s.model_spec = estimator::to_spec(*m);
   } else if (s.validate_names) {
     if (const auto* c = config()) {
       slurm::JobRequest req;
@@ -149,9 +148,8 @@ int option_cb(int val, const char* optarg, int remote) {
 
 int submit_post_opt(spank_t sp) {
   State& s = state();
-  if (!s.model_toml.empty()) {
-    std::string b64 = slurm::base64_encode(s.model_toml);
-    spank_err_t rc = spank_job_control_setenv(sp, std::string(slurm::kModelTomlVar).c_str(), b64.c_str(), 1);
+  if (!s.model_spec.empty()) {
+    spank_err_t rc = spank_job_control_setenv(sp, std::string(slurm::kModelSpecVar).c_str(), s.model_spec.c_str(), 1);
     if (rc != ESPANK_SUCCESS) {
       slurm_error("crius: cannot forward the model file: %s", spank_strerror(rc));
       return -1;

@@ -90,7 +90,7 @@ Result<Loaded> load_config(const std::string& path) {
 
 Result<est::Model> resolve_model(const JobRequest& req, const est::ModelCatalog& models) {
   if (req.model_is_file) {
-    auto m = est::parse_model(req.model_toml, req.model);
+    auto m = est::parse_model_spec(req.model_spec, req.model);
     if (!m) return rejected(Reject::bad_request, "--crius-model: " + m.error());
     return *m;
   }
@@ -222,7 +222,7 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
   job::Record& rec = d.record;
   rec.request.model = req.model;
   rec.request.model_file = req.model_is_file;
-  if (req.model_is_file) rec.request.model_digest = util::hex64(util::fnv1a64(req.model_toml));
+  if (req.model_is_file) rec.request.model_spec = est::to_spec(ereq.model);
   rec.request.global_batch = req.global_batch;
   rec.request.iters = req.iters;
   rec.request.runtime = req.runtime;

@@ -41,8 +41,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // Raw single values through every option checker.
   for (const auto& o : crius::slurm::options()) (void)crius::slurm::check_option(o.id, in.substr(0, 256));
-  auto dec = crius::slurm::base64_decode(in, 4096);
-  if (dec && crius::slurm::base64_encode(*dec) != in) std::abort();  // strict base64 round-trips
+  // A model spec either reads or gives an error, and what reads writes back the same.
+  if (auto m = crius::estimator::parse_model_spec(in.substr(0, 600), "fuzz"); m) {
+    auto again = crius::estimator::parse_model_spec(crius::estimator::to_spec(*m), "fuzz");
+    if (!again || crius::estimator::to_spec(*again) != crius::estimator::to_spec(*m)) std::abort();
+  }
 
   auto req = crius::slurm::parse_request(env);
   if (!req) {
