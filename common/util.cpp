@@ -104,6 +104,17 @@ std::vector<std::string> close_matches(std::string_view word, const std::vector<
   return out;
 }
 
+std::string printable(std::string_view text, std::size_t max_len) {
+  std::string out;
+  out.reserve(std::min(text.size(), max_len) + 3);
+  for (char c : text.substr(0, max_len)) {
+    unsigned char u = static_cast<unsigned char>(c);
+    out += (u >= 0x20 && u < 0x7f) ? c : '?';
+  }
+  if (text.size() > max_len) out += "...";
+  return out;
+}
+
 std::optional<long long> to_int(std::string_view s) {
   long long v = 0;
   if (s.empty()) return std::nullopt;

@@ -29,6 +29,10 @@ std::string lower(std::string_view s);
 std::vector<std::string> close_matches(std::string_view word, const std::vector<std::string>& candidates,
                                        std::size_t max = 5);
 
+// Text safe to log or return to a user: every control character and non-ASCII byte
+// becomes '?' (no injected line, no terminal escape), at most max_len bytes then "...".
+std::string printable(std::string_view text, std::size_t max_len);
+
 // Whole-string integer / finite number, nothing else ("12", not "12x" or " 12").
 std::optional<long long> to_int(std::string_view s);
 std::optional<double> to_double(std::string_view s);

@@ -53,7 +53,8 @@ std::vector<Estimate> rank_cells(const Request& req, const Cluster& cluster, con
   std::vector<Estimate> out;
   try {
     for (const Cell& c : enumerate_cells(req.model, req.runtime, cluster, filter))
-      out.push_back(estimate_cell(req, c, cluster, opts));
+      out.push_back(opts.budget && opts.budget->exhausted() ? infeasible(c, kBudgetOut)
+                                                             : estimate_cell(req, c, cluster, opts));
     std::stable_sort(out.begin(), out.end(), better);
   } catch (const std::exception&) {
   }

@@ -99,6 +99,11 @@ struct Ctx {
   int L = 0, S = 1, gps = 1;
   double cap = 0;  // usable bytes per GPU for model states and activations
   bool brute = false;
+  WorkBudget* budget = nullptr;  // layer visits of this request (may be null)
+  void spend(std::int64_t layers) const {
+    if (budget) budget->used += layers;
+  }
+  bool out_of_work() const { return budget && budget->exhausted(); }
 };
 
 // Nodes spanned by `ranks_stride_tp` ranks spaced `tp` apart inside a stage block.

@@ -256,6 +256,7 @@ struct Estimate {
   MemoryBreakdown memory;
   double flops_per_iter = 0;    // model FLOPs incl. recompute
   std::int64_t plans_evaluated = 0;
+  bool partial = false;         // the work budget ran out: the best plan found before that
 };
 
 // Tunable constants of the cost model, per GPU type and runtime profile: the
@@ -274,9 +275,21 @@ struct CostConstants {
 CostConstants cost_constants(const GpuCatalog& catalog, const GpuType& gpu, Runtime runtime);
 
 // Options for tests and benchmarks; normal callers use the defaults.
+// A bound on the work of one request, shared by all its Cells: counted in layer visits
+// of the plan search, so that it is the same on every machine. When it runs out, the
+// search keeps the best plan found so far (Estimate::partial) and Cells not reached are
+// infeasible with that reason. job_submit bounds every submission this way.
+struct WorkBudget {
+  std::int64_t limit = 0;  // 0 = no bound
+  std::int64_t used = 0;
+  bool exhausted() const { return limit > 0 && used >= limit; }
+};
+inline constexpr const char* kBudgetOut = "not estimated: the request's work budget ran out";
+
 struct SearchOptions {
   bool brute_force = false;                // every layer split, no pruning (slow)
   std::optional<CostConstants> constants;  // override cost_constants()
+  WorkBudget* budget = nullptr;            // shared by the Cells of one request; null = unbounded
 };
 
 // Best plan in the Cell, or infeasible with `why`.

@@ -34,6 +34,7 @@ class Searcher {
 
   void prepare(const Combo& k) {
     const Ctx& x = m_x;
+    x.spend(x.L);
     m_kind_cost.clear();
     for (const auto& kind : x.d.kinds) m_kind_cost.push_back(layer_cost(x, k, kind, false));
     m_embed = layer_cost(x, k, x.d.embed, false);
@@ -79,6 +80,7 @@ class Searcher {
   // Greedy: each stage takes as many layers as fit under `tmax` and memory.
   bool greedy(const Combo& k, double tmax, std::vector<int>* ends) const {
     const int S = m_x.S, L = m_x.L;
+    m_x.spend(L);
     int b = 0;
     for (int s = 0; s < S; ++s) {
       const int limit = L - (S - 1 - s);
@@ -312,6 +314,7 @@ struct SearchState {
   double min_mem = kInf;  // smallest memory need of any plan looked at (bytes)
   std::string reason;     // first structural reason a dimension had no candidate
   bool probe_failed = false;
+  bool budget_out = false;  // the request's work budget ran out during the search
   std::int64_t evaluated = 0;
 };
 
@@ -419,6 +422,10 @@ void run_search(Ctx& x, SearchState& st) {
           sps = {*p.sequence_parallel};
         }
         for (bool spv : sps) {
+          if (x.out_of_work()) {
+            st.budget_out = true;
+            return;
+          }
           Combo k;
           k.tp = t, k.dp = dp, k.mbs = mb, k.m = B / dp / mb, k.rc = rc, k.sp = spv;
           k.sched = Schedule{};
@@ -516,6 +523,7 @@ static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cl
   x.gps = cell.gpus() / cell.stages;
   x.cap = (gpu->memory_gib * x.c.memory_usable - x.c.workspace_gib) * kGiB;
   x.brute = opts.brute_force;
+  x.budget = opts.budget;
 
   Estimate e;
   e.cell = cell;
@@ -584,9 +592,11 @@ static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cl
   }
   run_search(x, st);
   e.plans_evaluated = st.evaluated;
+  e.partial = st.budget_out;
   if (!st.found) {
     e.feasible = false;
-    if (!st.reason.empty()) e.why = st.reason;
+    if (st.budget_out) e.why = kBudgetOut;
+    else if (!st.reason.empty()) e.why = st.reason;
     else if (st.min_mem < kInf && st.min_mem > x.cap)
       e.why = "needs at least " + util::fixed(st.min_mem / kGiB + x.c.workspace_gib, 1) + " GiB per GPU at any plan (" + cell.gpu +
               ": " + util::fixed(gpu->memory_gib * x.c.memory_usable, 1) + " of " + util::fixed(gpu->memory_gib, 1) + " GiB usable)";

@@ -77,7 +77,7 @@ Result<Ranked> ranked_from_json(const json& j, const std::string& what) {
 
 Result<Record> record_from_json(const json& j) {
   util::JsonObject r(j, "crius record");
-  if (auto ok = r.only({"crius", "request", "cell", "plan", "estimate", "by", "deadline_met", "top", "move"}); !ok)
+  if (auto ok = r.only({"crius", "request", "cell", "plan", "estimate", "by", "deadline_met", "partial", "top", "move"}); !ok)
     return make_error(ok.error());
   int version = 0;
   CRIUS_JSON_GET(version, r.integer("crius", 0, 1000000));
@@ -112,6 +112,7 @@ Result<Record> record_from_json(const json& j) {
     CRIUS_JSON_GET(met, r.boolean("deadline_met", false));
     rec.deadline_met = met;
   }
+  CRIUS_JSON_GET(rec.partial, r.boolean("partial", false));
   if (r.has("top")) {
     const json& t = j["top"];
     if (!t.is_array() || t.size() > 16) return make_error("crius record: key 'top' must be a list of at most 16");
@@ -161,6 +162,7 @@ std::string to_text(const Record& rec) {
                           {"memory_gib", rec.memory_gib}}},
             {"by", rec.by}};
   if (rec.deadline_met) j["deadline_met"] = *rec.deadline_met;
+  if (rec.partial) j["partial"] = true;
   if (!rec.top.empty()) {
     json top = json::array();
     for (const auto& r : rec.top) top.push_back(ranked_json(r));

@@ -56,6 +56,7 @@ struct Record {
   double iter_time_s = 0, samples_per_s = 0, memory_gib = 0;  // the estimate of `plan`
   std::string by = "job_submit";  // who chose `cell`: "job_submit" or "criusd"
   std::optional<bool> deadline_met;
+  bool partial = false;  // job_submit's work budget ran out: the best of the Cells it estimated
   std::vector<Ranked> top;
   std::optional<Move> move;
 

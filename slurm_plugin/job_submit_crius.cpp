@@ -3,9 +3,16 @@
 // A thin shim: everything Slurm-specific is here, the decision is in submit.cpp.
 // Rules (notes/slurm-22.05.md): no exception crosses into slurmctld, strings in
 // job_desc only through slurm_xstrdup/slurm_xfree/slurm_xrecalloc, char** arrays
-// stay NULL-terminated, nothing blocks, no RPC back into slurmctld.
+// stay NULL-terminated, no RPC back into slurmctld.  Everything that reaches this
+// file comes from a possibly hostile client: it is parsed by the flat request
+// parser, its work is bounded (the estimator's work budget, a cache of recent
+// answers), and every string it logs or returns is made printable.
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <memory>
 #include <string>
@@ -17,6 +24,8 @@ extern "C" {
 #include <slurm/slurm_errno.h>
 }
 
+#include "common/util.h"
+#include "estimator/toml_util.h"
 #include "job/record.h"
 #include "slurm_plugin/apply_cell.h"
 #include "slurm_plugin/request.h"
@@ -49,15 +58,34 @@ int job_modify(job_desc_msg_t* job_desc, struct job_record* job_ptr, uint32_t su
 
 namespace {
 
-using crius::slurm::Decision;
+using crius::util::printable;
 using crius::slurm::Loaded;
 using crius::slurm::OnError;
 
+// How often job_submit looks whether crius.toml changed (seconds).
+constexpr std::time_t kReloadCheckS = 10;
+
+struct FileStamp {
+  std::time_t mtime = 0;
+  off_t size = -1;
+  ino_t inode = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+
+FileStamp stamp_of(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return {st.st_mtime, st.st_size, st.st_ino};
+}
+
 struct State {
   std::string path;
-  std::unique_ptr<Loaded> conf;  // null when the configuration failed to load
-  std::string error;
+  std::unique_ptr<Loaded> conf;  // null while no configuration ever loaded
+  std::string error;             // why, then
   OnError on_error = OnError::accept;
+  std::unique_ptr<crius::slurm::DecisionCache> cache;
+  FileStamp stamp;
+  std::time_t checked = 0;
 };
 State* g_state = nullptr;
 
@@ -88,6 +116,21 @@ void env_set(char*** env, uint32_t* count, const std::string& entry) {
   *count = n + 1;
 }
 
+// Removes every entry whose name starts with one of `prefixes`, keeping the array
+// NULL-terminated and compact.
+void env_remove(char** env, uint32_t* count, std::initializer_list<std::string_view> prefixes) {
+  if (!env) return;
+  uint32_t out = 0;
+  for (uint32_t i = 0; i < *count && env[i]; ++i) {
+    bool drop = false;
+    for (auto p : prefixes) drop = drop || std::strncmp(env[i], p.data(), p.size()) == 0;
+    if (drop) slurm_xfree(reinterpret_cast<void**>(&env[i]));
+    else env[out++] = env[i];
+  }
+  for (uint32_t i = out; i < *count; ++i) env[i] = nullptr;
+  *count = out;
+}
+
 std::vector<std::string_view> env_view(char** env, uint32_t n) {
   std::vector<std::string_view> out;
   for (uint32_t i = 0; env && i < n && env[i]; ++i) out.emplace_back(env[i]);
@@ -105,32 +148,96 @@ int slurm_code(int reject) {
   return EINVAL;
 }
 
+// A message to the submitting user (sbatch prints it; with SLURM_SUCCESS as a note).
+void tell(char** err_msg, const std::string& msg) {
+  if (err_msg && !*err_msg) *err_msg = slurm_xstrdup(printable("crius: " + msg, 1024).c_str());
+}
+
 int reject(char** err_msg, const std::string& msg, int code) {
-  if (err_msg) *err_msg = slurm_xstrdup(("crius: " + msg).c_str());
+  tell(err_msg, msg);
   return code;
 }
 
-int degraded(job_desc_msg_t* job_desc, char** err_msg, const std::string& why) {
+int degraded(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg, const std::string& why) {
   if (g_state && g_state->on_error == OnError::reject)
-    return reject(err_msg, "crius is not available (" + why + "); ask your administrator, or submit "
-                           "without --crius-* options", ESLURM_DISABLED);
+    return reject(err_msg,
+                  "crius is not available (" + why + "); ask your administrator, or submit without --crius-* options",
+                  ESLURM_DISABLED);
+  tell(err_msg, "crius is not available (" + why + "); the job was submitted as it is, without a Cell or a plan "
+                "(it may not get GPUs)");
   slurm_info("job_submit/crius: job %s from uid %u passed through unchanged (on_error=accept): %s",
-             job_desc->name ? job_desc->name : "(no name)", job_desc->user_id, why.c_str());
+             printable(job_desc->name ? job_desc->name : "(no name)", 64).c_str(), submit_uid,
+             printable(why, 512).c_str());
   return SLURM_SUCCESS;
 }
 
-int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
-  if (!g_state || !g_state->conf)
-    return degraded(job_desc, err_msg,
-                    g_state ? "configuration error: " + g_state->error : "plugin not initialised");
-  const Loaded& conf = *g_state->conf;
+// Reads on_error from a crius.toml that otherwise failed to load (best effort).
+OnError on_error_of(const std::string& path) {
+  auto text = crius::util::read_file(path);
+  if (!text || crius::estimator::detail::too_deep(*text, crius::estimator::detail::kMaxTomlDepth)) return OnError::accept;
+  try {
+    toml::table t = toml::parse(*text);
+    if (auto v = t["job_submit"]["on_error"].value<std::string>(); v && *v == "reject") return OnError::reject;
+  } catch (...) {
+  }
+  return OnError::accept;
+}
 
+// (Re)loads crius.toml: the first time in init(), then whenever the file changed (looked at
+// at most every kReloadCheckS seconds, at a crius submission: `scontrol reconfigure` is not
+// needed, and slurmctld never restarts for it). A file that does not load keeps the last
+// configuration that did.
+void load(bool first) {
+  State& s = *g_state;
+  s.checked = std::time(nullptr);
+  s.stamp = stamp_of(s.path);
+  auto loaded = crius::slurm::load_config(s.path);
+  if (!loaded) {
+    if (s.conf) {
+      slurm_error("job_submit/crius: %s changed but does not load, the previous configuration stays: %s",
+                  printable(s.path, 256).c_str(), printable(loaded.error(), 1024).c_str());
+      return;
+    }
+    s.error = loaded.error();
+    s.on_error = on_error_of(s.path);
+    slurm_error("job_submit/crius: %s; until it is fixed, crius jobs are %s (degraded mode, on_error=%s)",
+                printable(s.error, 1024).c_str(), s.on_error == OnError::reject ? "rejected" : "accepted unchanged",
+                s.on_error == OnError::reject ? "reject" : "accept");
+    return;
+  }
+  s.conf = std::make_unique<Loaded>(std::move(*loaded));
+  s.error.clear();
+  s.on_error = s.conf->config.on_error;
+  s.cache = std::make_unique<crius::slurm::DecisionCache>();
+  slurm_info("job_submit/crius: %s %s (%zu partitions, %zu models)", first ? "loaded" : "reloaded",
+             printable(s.path, 256).c_str(), s.conf->cluster.partitions.size(),
+             s.conf->cluster.models.models().size());
+}
+
+void maybe_reload() {
+  State& s = *g_state;
+  const std::time_t now = std::time(nullptr);
+  if (now - s.checked < kReloadCheckS) return;
+  s.checked = now;
+  if (!(stamp_of(s.path) == s.stamp)) load(false);
+}
+
+int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
+  if (!g_state) return degraded(job_desc, submit_uid, err_msg, "plugin not initialised");
+  maybe_reload();
   auto req = crius::slurm::parse_request(env_view(job_desc->spank_job_env, job_desc->spank_job_env_size));
+  // The options did their work here: the job's tasks (and whatever they submit) do not
+  // inherit them, so a job submitted from inside a crius job is not silently one too.
+  env_remove(job_desc->spank_job_env, &job_desc->spank_job_env_size,
+             {crius::slurm::kOptionPrefix, crius::slurm::kModelSpecVar});
+  env_remove(job_desc->environment, &job_desc->env_size,
+             {crius::slurm::kOptionPrefix, "SLURM_SPANK__SLURM_SPANK_OPTION_crius_", "SLURM_SPANK_CRIUS_"});
+  if (!g_state->conf) return degraded(job_desc, submit_uid, err_msg, "configuration error: " + g_state->error);
   if (!req) return reject(err_msg, req.error(), EINVAL);
 
-  auto d = crius::slurm::decide(*req, conf, job_desc->partition ? job_desc->partition : "");
+  auto d = g_state->cache->decide(*req, *g_state->conf, job_desc->partition ? job_desc->partition : "");
   if (!d) {
-    slurm_info("job_submit/crius: rejected job from uid %u: %s", submit_uid, d.error().c_str());
+    slurm_info("job_submit/crius: rejected job from uid %u: %s", submit_uid, printable(d.error(), 1024).c_str());
     return reject(err_msg, d.error(), slurm_code(d.error_code()));
   }
   crius::slurm::apply_cell(job_desc, d->chosen.cell, set_str);
@@ -143,7 +250,10 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   // and salloc jobs have none; srun's spank_crius gives their tasks the record's (crius(7)).
   if (job_desc->script)
     for (const auto& [name, value] : d->env) env_set(&job_desc->environment, &job_desc->env_size, name + "=" + value);
-  slurm_info("job_submit/crius: uid %u: %s", submit_uid, d->summary.c_str());
+  if (d->partial)
+    tell(err_msg, "the estimator's work budget for one submission ran out; the job got the best of the Cells "
+                  "estimated (" + crius::estimator::to_string(d->chosen.cell) + ")");
+  slurm_info("job_submit/crius: uid %u: %s", submit_uid, printable(d->summary, 1024).c_str());
   return SLURM_SUCCESS;
 }
 
@@ -153,34 +263,13 @@ extern "C" int init(void) {
   try {
     g_state = new State;
     g_state->path = crius::estimator::find_crius_conf(CRIUS_SLURM_SYSCONFDIR);
-    auto loaded = crius::slurm::load_config(g_state->path);
-    if (!loaded) {
-      g_state->error = loaded.error();
-      // A bad configuration never stops slurmctld.  on_error is read on a best-effort
-      // basis from a file that otherwise failed to load.
-      try {
-        toml::table t = toml::parse_file(g_state->path);
-        if (auto v = t["job_submit"]["on_error"].value<std::string>(); v && *v == "reject")
-          g_state->on_error = OnError::reject;
-      } catch (...) {
-      }
-      slurm_error("job_submit/crius: %s; until it is fixed and slurmctld restarted, crius jobs are %s "
-                  "(degraded mode, on_error=%s)",
-                  g_state->error.c_str(),
-                  g_state->on_error == OnError::reject ? "rejected" : "accepted unchanged",
-                  g_state->on_error == OnError::reject ? "reject" : "accept");
-      return SLURM_SUCCESS;
-    }
-    g_state->conf = std::make_unique<Loaded>(std::move(*loaded));
-    g_state->on_error = g_state->conf->config.on_error;
-    slurm_info("job_submit/crius: loaded %s (%zu partitions, %zu models)", g_state->path.c_str(),
-               g_state->conf->cluster.partitions.size(), g_state->conf->cluster.models.models().size());
+    load(true);
   } catch (const std::exception& e) {
-    slurm_error("job_submit/crius: init: %s (degraded mode)", e.what());
+    slurm_error("job_submit/crius: init: %s (degraded mode)", printable(e.what(), 512).c_str());
   } catch (...) {
     slurm_error("job_submit/crius: init: unknown exception (degraded mode)");
   }
-  return SLURM_SUCCESS;
+  return SLURM_SUCCESS;  // a bad configuration never stops slurmctld
 }
 
 extern "C" void fini(void) {
@@ -195,11 +284,11 @@ extern "C" int job_submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** 
   try {
     return submit(job_desc, submit_uid, err_msg);
   } catch (const std::exception& e) {
-    slurm_error("job_submit/crius: internal error: %s", e.what());
-    return degraded(job_desc, err_msg, std::string("internal error: ") + e.what());
+    slurm_error("job_submit/crius: internal error: %s", printable(e.what(), 512).c_str());
+    return degraded(job_desc, submit_uid, err_msg, std::string("internal error: ") + e.what());
   } catch (...) {
     slurm_error("job_submit/crius: internal error");
-    return degraded(job_desc, err_msg, "internal error");
+    return degraded(job_desc, submit_uid, err_msg, "internal error");
   }
 }
 

@@ -122,7 +122,9 @@ extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
 
 extern "C" int slurm_spank_local_user_init(spank_t sp, int, char**) {
   try {
-    if (spank_context() != S_CTX_LOCAL || !any_given()) return 0;
+    // A crius job: options given to this srun (its own allocation), or the CRIUS_*
+    // environment of a crius batch job (job_submit does not pass the options on).
+    if (spank_context() != S_CTX_LOCAL || (!any_given() && !std::getenv("CRIUS_CELL"))) return 0;
     return local_user_init(sp);
   } catch (const std::exception& e) {
     slurm_error("crius: internal error: %s", e.what());

@@ -24,7 +24,7 @@ Error rejected(Reject why, std::string message) { return make_error(std::move(me
 }  // namespace
 
 const std::vector<std::string>& submit_config_keys() {
-  static const std::vector<std::string> keys = {"objective", "on_error", "partitions", "record_top"};
+  static const std::vector<std::string> keys = {"objective", "on_error", "partitions", "record_top", "work_budget"};
   return keys;
 }
 
@@ -69,6 +69,11 @@ Result<SubmitConfig> parse_submit_config(const est::Cluster& cluster) {
       auto n = v.value<int64_t>();
       if (!n || *n < 1 || *n > 10) return make_error(where(v, key) + " must be a whole number from 1 to 10");
       cfg.record_top = static_cast<int>(*n);
+    } else if (key == "work_budget") {
+      auto n = v.value<int64_t>();
+      if (!n || *n < 10'000 || *n > 100'000'000'000)
+        return make_error(where(v, key) + " must be a whole number from 10000 to 100000000000");
+      cfg.work_budget = *n;
     } else {
       return make_error(where(v, key) + ": unknown key (known: " + util::join(submit_config_keys(), ", ") + ")");
     }
@@ -121,8 +126,10 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
   std::vector<std::string> user_crius_partitions;
   if (!user_partitions.empty()) {
     auto asked = util::split(user_partitions, ',', true);
+    if (asked.size() > 64) asked.resize(64);  // more names than a partition list has: the rest is ignored
     for (const auto& name : asked)
-      if (const est::Partition* p = cl.find_partition(name)) {
+      if (const est::Partition* p = cl.find_partition(name);
+          p && std::find(allowed.begin(), allowed.end(), p) == allowed.end()) {
         allowed.push_back(p);
         user_crius_partitions.push_back(p->name);
       }
@@ -166,6 +173,10 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
   }
 
   std::vector<est::Estimate> all;
+  est::WorkBudget budget;
+  budget.limit = conf.config.work_budget;
+  est::SearchOptions opts;
+  opts.budget = &budget;
   for (const est::Partition* p : allowed) {
     est::CellFilter f;
     f.partition = p->name;
@@ -175,7 +186,7 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
       f.gpus_per_node = req.cell.gpus_per_node;
     }
     if (req.cell.stages) f.stages = req.cell.stages;
-    auto r = est::rank_cells(ereq, cl, f);
+    auto r = est::rank_cells(ereq, cl, f, opts);
     all.insert(all.end(), std::make_move_iterator(r.begin()), std::make_move_iterator(r.end()));
   }
   if (all.empty())
@@ -199,6 +210,7 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
                                          "); best try " + est::to_string(all.front().cell) + ": " + all.front().why);
 
   Decision d;
+  d.partial = budget.exhausted();
   std::size_t chosen = 0;
   bool deadline_met = true;
   if (req.deadline_s && req.iters) {
@@ -236,6 +248,7 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
   rec.samples_per_s = e.samples_per_s;
   rec.memory_gib = e.memory_gib;
   if (req.deadline_s) rec.deadline_met = deadline_met;
+  rec.partial = d.partial;
   for (const auto& r : d.ranked) {
     if (!r.feasible || static_cast<int>(rec.top.size()) >= conf.config.record_top) break;
     rec.top.push_back({r.cell, r.iter_time_s, r.samples_per_s, r.memory_gib});
@@ -243,7 +256,27 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
   d.env = job::record_env(rec);
   d.summary = "model=" + shown(req.model) + " batch=" + std::to_string(req.global_batch) + " -> cell " +
               est::describe(e.cell) + " iter=" + util::fmt(e.iter_time_s) + "s samples/s=" +
-              util::fmt(e.samples_per_s) + (deadline_met ? "" : " (deadline not met)");
+              util::fmt(e.samples_per_s) + (deadline_met ? "" : " (deadline not met)") +
+              (d.partial ? " (work budget reached: the best of the Cells estimated)" : "");
+  return d;
+}
+
+Result<Decision> DecisionCache::decide(const JobRequest& req, const Loaded& conf, std::string_view user_partitions) {
+  // Every field of the request that decide() reads, each value bounded by parse_request.
+  const std::string key = req.model + '\n' + req.model_spec + '\n' + std::to_string(req.global_batch) + '\n' +
+                          (req.iters ? std::to_string(*req.iters) : "-") + '\n' + est::to_string(req.cell) + '\n' +
+                          std::string(est::to_string(req.runtime)) + '\n' +
+                          (req.deadline_s ? std::to_string(*req.deadline_s) : "-") + '\n' +
+                          std::string(user_partitions.substr(0, 4096));
+  for (auto it = m_entries.begin(); it != m_entries.end(); ++it)
+    if (it->first == key) {
+      m_entries.splice(m_entries.begin(), m_entries, it);
+      ++m_hits;
+      return m_entries.front().second;
+    }
+  auto d = slurm::decide(req, conf, user_partitions);
+  m_entries.emplace_front(key, d);
+  if (m_entries.size() > m_capacity) m_entries.pop_back();
   return d;
 }
 
@@ -271,7 +304,8 @@ std::string explain_text(const JobRequest& req, const Decision& d) {
                   e.cell.partition.c_str(), e.iter_time_s, e.samples_per_s, e.memory_gib, plan.c_str());
     o << line;
   }
-  o << "crius: chosen " << est::to_string(d.chosen.cell) << " in partition " << d.chosen.cell.partition << "\n";
+  o << "crius: chosen " << est::to_string(d.chosen.cell) << " in partition " << d.chosen.cell.partition
+    << (d.partial ? " (work budget reached: the best of the Cells estimated)" : "") << "\n";
   return o.str();
 }
 

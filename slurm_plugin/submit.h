@@ -3,7 +3,10 @@
 // No Slurm types here; job_submit_crius.cpp applies a Decision to a job_desc.
 #pragma once
 
+#include <cstdint>
+#include <list>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -24,6 +27,8 @@ struct SubmitConfig {
   OnError on_error = OnError::accept;
   std::vector<std::string> partitions;  // empty = every partition of crius.toml
   int record_top = 3;                   // Cells kept in the admin_comment record
+  // Estimator work per submission, in layer visits (estimator::WorkBudget; about 5 ns each).
+  std::int64_t work_budget = 4'000'000;
 };
 
 // The keys of [job_submit] (job_submit_crius(8)).
@@ -44,6 +49,7 @@ struct Decision {
   job::Record record;                       // written into AdminComment (job::to_text)
   job::Env env;                             // job::record_env(record), for the job
   std::string summary;                      // one line for the slurmctld log
+  bool partial = false;                     // the work budget ran out: the best Cell estimated
 };
 
 // Why decide() rejected a job (the error's code); job_submit maps it to a Slurm error.
@@ -58,6 +64,20 @@ enum class Reject {
 // configured ones), pick one by the objective.  Errors are user-facing, have no
 // "crius:" prefix, and carry a Reject as their code.
 Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_view user_partitions);
+
+// decide() with a bounded memory of recent answers: an identical request (same options,
+// same model, same -p list) is answered from it. Valid for one configuration: a new one
+// needs a new cache. Not thread-safe (slurmctld calls job_submit under its job lock).
+class DecisionCache {
+ public:
+  explicit DecisionCache(std::size_t capacity = 64) : m_capacity(capacity) {}
+  Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_view user_partitions);
+  std::size_t hits() const { return m_hits; }
+
+ private:
+  std::size_t m_capacity, m_hits = 0;
+  std::list<std::pair<std::string, Result<Decision>>> m_entries;  // most recent first
+};
 
 // The resolved model: a catalogue entry, or the forwarded file content parsed
 // (never a path opened).  Unknown names list close matches.

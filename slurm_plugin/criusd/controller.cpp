@@ -38,6 +38,7 @@ bool replan(const estimator::Cluster& cluster, job::Record& rec, const estimator
   rec.samples_per_s = e.samples_per_s;
   rec.memory_gib = e.memory_gib;
   rec.by = "criusd";
+  rec.partial = false;
   rec.top.clear();  // the ranking at submission no longer describes the job
   return true;
 }

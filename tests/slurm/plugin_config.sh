@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # job_submit/crius configuration ([job_submit] in crius.toml, found through CRIUS_CONF):
 # a bad file never stops slurmctld; crius jobs are then rejected (on_error = "reject") or
-# passed through unchanged (on_error = "accept") while plain jobs run; a good [job_submit]
-# table's objective and partitions are honoured.
+# passed through unchanged (on_error = "accept", and the submitter is told) while plain jobs
+# run; a good [job_submit] table's objective and partitions are honoured; a job submitted from
+# inside a crius job is not one; crius.toml is reloaded when it changes.
 set -u
 . "$TOP/tests/slurm/plugin_lib.bash"
 plugin_preflight
@@ -38,8 +39,11 @@ cat >"$TEST_TMP/inner2.sh" <<'INNER'
 cd "$TEST_TMP"
 grep -q "job_submit/crius: .*broken.toml.*accepted unchanged (degraded mode, on_error=accept)" "$CRIUS_LAB_DIR/log/slurmctld.log" ||
   { grep crius "$CRIUS_LAB_DIR/log/slurmctld.log"; fail "no degraded-mode line"; }
-id=$(sbatch_wait -o c.out -p v100 --crius-model=bert__1.3B --crius-global-batch=64 job.sh) || fail "crius job refused"
+id=$(sbatch_wait -o c.out -p v100 --crius-model=bert__1.3B --crius-global-batch=64 job.sh 2>c.err) || fail "crius job refused"
 grep -q '^part=v100 cell=none$' c.out || fail "accepted job was changed: $(cat c.out)"
+# the submitter is told
+grep -q "crius: crius is not available (configuration error: .*); the job was submitted as it is" c.err ||
+  fail "the user was not told that crius is not available: $(cat c.err)"
 [ "$(job_field "$id" TresPerNode)" = "" ] || [ "$(job_field "$id" TresPerNode)" = "(null)" ] || fail "TresPerNode set"
 grep -q "passed through unchanged (on_error=accept)" "$CRIUS_LAB_DIR/log/slurmctld.log" || fail "no log line for the passed job"
 INNER
@@ -77,6 +81,32 @@ SLURM_CONF=$PWD/alt/slurm.conf sbatch --help 2>&1 | grep -q -- '--crius-model=NA
 head -c 2048 /dev/zero | tr '\0' '#' >big.toml
 ! SLURM_CONF=$PWD/alt/slurm.conf sbatch --crius-model=./big.toml --crius-global-batch=1 job.sh 2>err.txt || fail "max_model_kib=1 not honoured"
 grep -q "larger than the 1 KiB limit" err.txt || fail "max_model_kib: $(cat err.txt)"
+
+# A job submitted from inside a crius job does not inherit the crius options.
+cat >nest.sh <<'N'
+#!/bin/bash
+env | grep -c '_SLURM_SPANK_OPTION_crius' >options-seen.txt
+sbatch --parsable -o /dev/null --wrap true >nested.id
+N
+sbatch_wait -o nest.out --crius-model=bert__1.3B --crius-global-batch=64 nest.sh >/dev/null || fail "nesting job failed"
+[ "$(cat options-seen.txt)" = 0 ] || fail "the crius job's environment carries its options: $(cat options-seen.txt)"
+nested=$(cat nested.id)
+[ -n "$nested" ] || fail "nested sbatch failed"
+[ -z "$(job_field "$nested" AdminComment)" ] || fail "nested job $nested became a crius job: $(job_field "$nested" AdminComment)"
+
+# crius.toml is reloaded when it changes, without restarting slurmctld; a broken edit keeps
+# the last good configuration.
+sed -i 's/^partitions = \["v100"\]/partitions = ["a100"]/' "$CRIUS_CONF"
+sleep 11
+sbatch_wait -o r.out --crius-model=bert__1.3B --crius-global-batch=64 job.sh >/dev/null || fail "after reload"
+grep -q '^part=a100 cell=a100:' r.out || fail "the changed crius.toml was not reloaded: $(cat r.out)"
+grep -q "job_submit/crius: reloaded $CRIUS_CONF" "$CRIUS_LAB_DIR/log/slurmctld.log" || fail "no reload line in the log"
+printf 'bogus = 1\n' >>"$CRIUS_CONF"
+sleep 11
+sbatch_wait -o r2.out --crius-model=bert__1.3B --crius-global-batch=64 job.sh >/dev/null || fail "after a broken edit"
+grep -q '^part=a100 cell=a100:' r2.out || fail "a broken edit lost the configuration: $(cat r2.out)"
+grep -q "changed but does not load, the previous configuration stays" "$CRIUS_LAB_DIR/log/slurmctld.log" ||
+  fail "no log line for the broken edit"
 INNER
 chmod +x "$TEST_TMP/inner3.sh"
 plugin_lab_run a100:2x8,v100:2x8 "$TEST_TMP/good.toml" "$TEST_TMP/inner3.sh" || fail "good [job_submit]"
