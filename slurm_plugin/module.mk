@@ -30,13 +30,20 @@ $(B)/plugins/spank_crius.so: $(SPANK_OBJS) $(B)/libcrius_slurm.a \
 # libFuzzer target for the request parser and the decision (tests/fuzz/request.sh runs it).
 # configure sets FUZZ_CXX only when clang++ links the fuzzer and sanitizer runtimes.
 ifneq ($(FUZZ_CXX),)
-TEST_PROGRAMS += $(B)/tests/fuzz/fuzz_request
+TEST_PROGRAMS += $(B)/tests/fuzz/fuzz_request $(B)/tests/fuzz/fuzz_job_submit
 endif
 $(B)/tests/fuzz/fuzz_request: tests/fuzz/fuzz_request.cpp slurm_plugin/request.cpp slurm_plugin/submit.cpp \
   slurm_plugin/request.h slurm_plugin/submit.h $(LIBCRIUS)
 	@mkdir -p $(@D)
 	$(FUZZ_CXX) -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I. $(TOML_CFLAGS) $(JSON_CFLAGS) \
 	  -o $@ $(filter %.cpp,$^) $(LIBCRIUS) $(TOML_LIBS)
+
+# The slurmctld entry point with its C glue, on a 1 MiB stack (tests/fuzz/job_submit.sh).
+$(B)/tests/fuzz/fuzz_job_submit: tests/fuzz/fuzz_job_submit.cpp slurm_plugin/job_submit_crius.cpp \
+  slurm_plugin/request.cpp slurm_plugin/submit.cpp $(LIBCRIUS_SRCS) $(wildcard slurm_plugin/*.h job/*.h estimator/*.h common/*.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CXX) -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I. $(SLURM_CFLAGS) $(TOML_CFLAGS) $(JSON_CFLAGS) \
+	  -DCRIUS_SYSCONFDIR='"$(sysconfdir)"' -o $@ $(filter %.cpp,$^) $(TOML_LIBS) -lpthread
 
 # In-process speed of job_submit (tests/bench/job_submit-speed.sh).
 BENCH_PROGRAMS += $(B)/tests/bench/job_submit-bench
