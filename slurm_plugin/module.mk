@@ -51,3 +51,10 @@ $(B)/tests/bench/job_submit-bench: $(B)/tests/bench/job_submit_bench.o $(B)/libc
 	$(LINK_PROGRAM)
 
 MANPAGES += man/spank_crius.8 man/job_submit_crius.8
+
+# A libslurm client that bypasses the SPANK plugin (tests/slurm/plugin_hostile.sh).
+TEST_PROGRAMS += $(B)/tests/slurm/crius-hostile-submit
+$(B)/tests/slurm/hostile_submit.o: EXTRA_CPPFLAGS += $(SLURM_CFLAGS)
+$(B)/tests/slurm/crius-hostile-submit: $(B)/tests/slurm/hostile_submit.o
+	$(LINK_PROGRAM)
+$(B)/tests/slurm/crius-hostile-submit: EXTRA_LIBS += $(SLURM_LIBS)
