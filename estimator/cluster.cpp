@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/util.h"
 #include "estimator/estimator.h"
 #include "estimator/toml_util.h"
 
@@ -44,26 +45,6 @@ std::string find_crius_conf(const std::string& slurm_sysconfdir) {
 
 // ---- calibration CSV ----------------------------------------------------------
 
-static std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (char c : line) {
-    if (c == '"') quoted = !quoted;
-    else if (c == ',' && !quoted) {
-      out.push_back(cur);
-      cur.clear();
-    } else if (c != '\r')
-      cur += c;
-  }
-  out.push_back(cur);
-  for (auto& s : out) {
-    size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
-    s = a == std::string::npos ? "" : s.substr(a, b - a + 1);
-  }
-  return out;
-}
-
 static std::optional<CommOp> parse_op(const std::string& s) {
   std::string t = detail::lower(s);
   std::replace(t.begin(), t.end(), '_', '-');
@@ -73,13 +54,6 @@ static std::optional<CommOp> parse_op(const std::string& s) {
   if (t == "all-to-all" || t == "alltoall") return CommOp::all_to_all;
   if (t == "send" || t == "send-grouped" || t == "p2p") return CommOp::send;
   return std::nullopt;
-}
-
-static bool parse_number(const std::string& s, double& out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  out = std::strtod(s.c_str(), &end);
-  return end && *end == '\0' && std::isfinite(out);
 }
 
 Result<CommTable> CommTable::parse(std::string_view text, std::string source) {
@@ -95,7 +69,7 @@ Result<CommTable> CommTable::parse(std::string_view text, std::string source) {
   while (std::getline(in, line)) {
     ++lineno;
     if (line.empty() || line[0] == '#' || line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    auto f = split_csv(line);
+    auto f = util::split_csv(line);
     if (col.empty()) {
       for (size_t i = 0; i < f.size(); ++i) col[f[i]] = static_cast<int>(i);
       for (const auto& r : required)
@@ -116,18 +90,20 @@ Result<CommTable> CommTable::parse(std::string_view text, std::string source) {
     auto op = parse_op(field("op"));
     if (!op) return err("op", "= '" + field("op") + "' is not all-reduce, all-gather, reduce-scatter, all-to-all or send");
     double gs, nodes, bytes, time;
-    if (!parse_number(field("group_size"), gs) || gs < 1 || gs > 1e7 || gs != std::floor(gs))
+    if (!util::parse_number(field("group_size"), gs) || gs < 1 || gs > 1e7 || gs != std::floor(gs))
       return err("group_size", "must be an integer >= 1");
-    if (!parse_number(field("nodes_per_group"), nodes) || nodes < 1 || nodes > gs || nodes != std::floor(nodes))
+    if (!util::parse_number(field("nodes_per_group"), nodes) || nodes < 1 || nodes > gs || nodes != std::floor(nodes))
       return err("nodes_per_group", "must be an integer in [1, group_size]");
-    if (!parse_number(field("bytes"), bytes) || bytes <= 0) return err("bytes", "must be a number > 0");
-    if (!parse_number(field("time_s"), time) || time <= 0 || time > 3600) return err("time_s", "must be in (0, 3600]");
+    if (!util::parse_number(field("bytes"), bytes) || bytes <= 0 || bytes > 1e15)
+      return err("bytes", "must be a number in (0, 1e15]");
+    if (!util::parse_number(field("time_s"), time) || time <= 0 || time > 3600) return err("time_s", "must be in (0, 3600]");
     double an = 0, ag = 0;
-    if (col.count("nodes") && !field("nodes").empty() && (!parse_number(field("nodes"), an) || an < 1))
-      return err("nodes", "must be an integer >= 1");
+    if (col.count("nodes") && !field("nodes").empty() &&
+        (!util::parse_number(field("nodes"), an) || an < 1 || an > kMaxCellNodes || an != std::floor(an)))
+      return err("nodes", "must be an integer from 1 to " + std::to_string(kMaxCellNodes));
     if (col.count("gpus_per_node") && !field("gpus_per_node").empty() &&
-        (!parse_number(field("gpus_per_node"), ag) || ag < 1))
-      return err("gpus_per_node", "must be an integer >= 1");
+        (!util::parse_number(field("gpus_per_node"), ag) || ag < 1 || ag > kMaxGpusPerNode || ag != std::floor(ag)))
+      return err("gpus_per_node", "must be an integer from 1 to " + std::to_string(kMaxGpusPerNode));
     auto key = std::make_tuple(static_cast<int>(*op), static_cast<int>(gs), static_cast<int>(nodes),
                                static_cast<int>(an), static_cast<int>(ag));
     auto it = index.find(key);
@@ -272,10 +248,10 @@ Result<Cluster> load_cluster(const std::string& path, const std::string& fallbac
       return prn.bad("gpu", "= \"" + p.gpu + "\" is not in the GPU catalogue " + c.gpus.source() +
                                 detail::format_matches(c.gpus.close_matches(p.gpu)));
     long long nodes = 0, gpn = 0, nvd = 0, numa = 0;
-    CRIUS_TRY_REQUIRED(nodes, prn, "nodes", prn.integer("nodes", 1, 1000000));
+    CRIUS_TRY_REQUIRED(nodes, prn, "nodes", prn.integer("nodes", 1, kMaxCellNodes));
     CRIUS_TRY_REQUIRED(gpn, prn, "gpus_per_node", prn.integer("gpus_per_node", 1, 64));
-    CRIUS_TRY_REQUIRED(p.intra_node_bw_gbs, prn, "intra_node_bw_gbs", prn.number("intra_node_bw_gbs", 0, 100000));
-    CRIUS_TRY_REQUIRED(p.inter_node_bw_gbs, prn, "inter_node_bw_gbs", prn.number("inter_node_bw_gbs", 0, 100000));
+    CRIUS_TRY_REQUIRED(p.intra_node_bw_gbs, prn, "intra_node_bw_gbs", prn.number("intra_node_bw_gbs", 0.01, 100000, false));
+    CRIUS_TRY_REQUIRED(p.inter_node_bw_gbs, prn, "inter_node_bw_gbs", prn.number("inter_node_bw_gbs", 0.001, 100000, false));
     CRIUS_TRY_REQUIRED(p.inter_node_latency_us, prn, "inter_node_latency_us",
                        prn.number("inter_node_latency_us", 0, 1e6, false));
     CRIUS_TRY_ASSIGN(nvd, prn.integer("nvlink_domain", 1, 64));

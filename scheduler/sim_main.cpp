@@ -1,11 +1,14 @@
 // crius-sim: trace-driven simulation of the scheduler policies (crius-sim(1)).
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
+
+#include <CLI/CLI.hpp>
+
+#include "common/util.h"
 
 #include "estimator/estimator.h"
 #include "scheduler/estimator_throughput.h"
@@ -91,10 +94,12 @@ int main(int argc, char** argv) {
     return fail(kExitUsage, e.what());
   }
 
-  if (!(popt.interval_s > 0))
-    return fail(kExitUsage, "--interval must be > 0 seconds, got " + std::to_string(popt.interval_s));
-  if (!(iter_scale > 0))
-    return fail(kExitUsage, "--iter-scale must be > 0, got " + std::to_string(iter_scale));
+  if (!(popt.interval_s >= 1 && popt.interval_s <= 86400))
+    return fail(kExitUsage, "--interval must be 1 to 86400 seconds, got " + crius::util::fmt(popt.interval_s));
+  if (!(iter_scale >= 1e-6 && iter_scale <= 1e6))
+    return fail(kExitUsage, "--iter-scale must be from 1e-6 to 1e6, got " + crius::util::fmt(iter_scale));
+  if (!(popt.restart_cost_s >= 0 && popt.restart_cost_s <= 1e7))
+    return fail(kExitUsage, "--restart-cost must be 0 to 1e7 seconds, got " + crius::util::fmt(popt.restart_cost_s));
   if (!(popt.restart_cost_s >= 0))
     return fail(kExitUsage,
                 "--restart-cost must be >= 0 seconds, got " + std::to_string(popt.restart_cost_s));

@@ -52,14 +52,16 @@ Result<std::vector<Job>> load_trace(const std::string& path, double iter_scale) 
     if (j.name.empty()) return make_error(at + "column 'job_id' is empty");
     if (j.model.empty()) return make_error(at + "column 'model_name' is empty");
     if (j.req_gpu.empty()) return make_error(at + "column 'gpu_type' is empty");
-    if (!util::parse_number(field("submission_time"), j.submit_time) || j.submit_time < 0)
-      return make_error(at + "column 'submission_time' must be a number >= 0, got '" +
+    if (!util::parse_number(field("submission_time"), j.submit_time) || j.submit_time < 0 ||
+        j.submit_time > kMaxTraceSeconds)
+      return make_error(at + "column 'submission_time' must be a number of seconds from 0 to 1e9, got '" +
                         field("submission_time") + "'");
-    if (!util::parse_number(field("num_iteration"), j.iterations) || j.iterations <= 0)
-      return make_error(at + "column 'num_iteration' must be a number > 0, got '" +
+    if (!util::parse_number(field("num_iteration"), j.iterations) || j.iterations <= 0 || j.iterations > 1e12)
+      return make_error(at + "column 'num_iteration' must be a number from 1 to 1e12, got '" +
                         field("num_iteration") + "'");
-    if (!util::parse_number(field("deadline"), deadline))
-      return make_error(at + "column 'deadline' must be a number, got '" + field("deadline") + "'");
+    if (!util::parse_number(field("deadline"), deadline) || std::abs(deadline) > 1e12)
+      return make_error(at + "column 'deadline' must be a number of seconds (at most 1e12), got '" +
+                        field("deadline") + "'");
     if (!util::parse_number(field("batch_size"), j.global_batch) || j.global_batch <= 0)
       return make_error(at + "column 'batch_size' must be an integer > 0, got '" +
                         field("batch_size") + "'");
@@ -116,7 +118,13 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
   size_t arrived = 0, closed = 0;  // closed: finished or unrunnable
   size_t idle_rounds = 0;
 
+  std::int64_t rounds = 0;
   while (closed < jobs.size()) {
+    if (++rounds > options.max_rounds)
+      return make_error("the simulation did not end within " + std::to_string(options.max_rounds) + " rounds of " +
+                        util::fmt(interval) + " s (" + util::fmt(now - t0) + " s of trace time): " +
+                        std::to_string(jobs.size() - closed) + " jobs still open; a job runs for longer than the "
+                        "simulation can follow (check num_iteration, or raise --interval)");
     while (arrived < order.size() && jobs[order[arrived]].submit_time <= now) {
       Job& j = jobs[order[arrived++]];
       Result<void> ok = sched.runnable(cluster, j);

@@ -4,6 +4,7 @@
 // allocation until the next round.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -23,8 +24,14 @@ Result<std::vector<Job>> load_trace(const std::string& path, double iter_scale);
 Result<void> validate_trace(const std::string& path, const std::vector<Job>& jobs,
                             ThroughputSource& tput, const std::vector<std::string>& known_gpus);
 
+// The latest submission time a trace may hold (about 31 years).
+inline constexpr double kMaxTraceSeconds = 1e9;
+
 struct SimOptions {
   PolicyOptions policy;
+  // A bound on the rounds of one run, so that no trace runs without end (2*10^6 rounds of
+  // the default 300 s are 19 years of simulated time).
+  std::int64_t max_rounds = 2'000'000;
   bool check_invariants = true;                     // after every round
   std::function<void(double done_fraction)> progress;  // called once per round
   // After the decisions of a round are applied (tests observe every round).

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <toml++/toml.h>
 
+#include "common/util.h"
 #include "estimator/discover/topology.h"
 #include "estimator/estimator.h"
 #include "estimator/toml_util.h"
@@ -108,6 +109,9 @@ int run_merge(const std::vector<std::string>& files, const disc::MergeOptions& o
     }
     inputs.push_back(std::move(mi));
   }
+  if (!disc::valid_name(opts.partition))
+    return fail(2, "merge --partition " + crius::util::shown(opts.partition) +
+                       " is not a Slurm partition name (letters, digits, '.', '_', '-'; at most 64)");
   auto out = disc::merge_partition(inputs, opts);
   if (!out) return fail(2, out.error());
   std::cout << *out;
@@ -197,6 +201,12 @@ int main(int argc, char** argv) {
   for (const auto& w : topo.warnings) std::cerr << kProg << ": warning: " << w << "\n";
 
   std::string name = disc::node_name(topo, node_name);
+  if (!disc::valid_name(name))
+    return fail(2, "node name " + crius::util::shown(name) +
+                       " is not a Slurm node name (letters, digits, '.', '_', '-'; at most 64); give --node-name");
+  if (!partition.empty() && !disc::valid_name(partition))
+    return fail(2, "--partition " + crius::util::shown(partition) +
+                       " is not a Slurm partition name (letters, digits, '.', '_', '-'; at most 64)");
   if (slurm) std::cout << disc::to_slurm(topo, summary, name, gres_cores);
   else if (format == "json") std::cout << disc::to_json(topo, summary, name, partition).dump(2) << "\n";
   else std::cout << disc::to_toml(topo, summary, name, partition);

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/util.h"
 #include "estimator/discover/topology.h"
 
 namespace crius::estimator::discover {
@@ -60,6 +61,15 @@ std::string partition_name(const std::optional<NodeSummary>& s, const std::strin
 }
 
 }  // namespace
+
+bool valid_name(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+          c == '-'))
+      return false;
+  return true;
+}
 
 std::string toml_string(std::string_view s) {
   std::string r = "\"";
@@ -319,9 +329,24 @@ Result<std::string> merge_partition(const std::vector<MergeInput>& nodes, const 
     if (!d.contains("partition") || !d["partition"].is_object())
       return make_error(in.file + ": node '" + r.node + "' has no GPUs (\"partition\" is null)");
     r.part = &d["partition"];
+    if (!valid_name(r.node))
+      return make_error(in.file + ": node name " + util::shown(r.node) +
+                        " is not a Slurm node name (letters, digits, '.', '_', '-'; at most 64)");
     for (const auto& k : keys) {
       if (!r.part->contains(k)) return make_error(in.file + ": key \"partition." + k + "\" is missing");
       const json& v = (*r.part)[k];
+      // The types and ranges crius-discover writes; anything else is not its output.
+      const bool ok = k == "gpu"                 ? v.is_string() && valid_name(v.get<std::string>())
+                      : k == "intra_node_bw_gbs" ? v.is_null() || (v.is_number() && v.get<double>() > 0 &&
+                                                                   v.get<double>() < 1e6)
+                                                 : v.is_number_integer() && v.get<long long>() >= 0 &&
+                                                       v.get<long long>() <= 1024 &&
+                                                       (k != "gpus_per_node" || v.get<long long>() >= 1);
+      if (!ok)
+        return make_error(in.file + ": key \"partition." + k + "\" = " + util::printable(v.dump(), 64) +
+                          " is not what crius-discover writes (" +
+                          (k == "gpu" ? "a GPU type id" : k == "intra_node_bw_gbs" ? "a bandwidth in GB/s or null"
+                                                                                   : "a whole number") + ")");
       r.fields[k] = v.is_string() ? v.get<std::string>() : v.dump();
     }
     if (r.fields["gpu"] == "unknown")

@@ -153,6 +153,10 @@ struct MergeOptions {
 };
 Result<std::string> merge_partition(const std::vector<MergeInput>& nodes, const MergeOptions& opts);
 
+// A Slurm node or partition name crius-discover writes: letters, digits, '.', '_', '-', at
+// most 64 (a newline would inject lines into the TOML or slurm.conf it prints).
+bool valid_name(std::string_view name);
+
 // TOML helpers, exposed for tests.
 std::string toml_string(std::string_view s);  // quoted basic string
 std::string toml_number(double v);            // "150.0", "15.754"

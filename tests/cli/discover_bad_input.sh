@@ -72,5 +72,18 @@ expect "unknown key in [discover]" 2 "bad-key.toml:2:1: unknown key 'discover.gp
 printf 'gpus = [1,2\n' >"$T/syntax.toml"
 expect "config syntax error" 2 "syntax.toml:[0-9]+:[0-9]+:" crius-discover --xml tests/data/hwloc/nvidiaDGX2.xml --config "$T/syntax.toml"
 
+# Names that would inject lines into the TOML or slurm.conf it prints; a merge input of the
+# wrong type (issue 13).
+X=tests/data/hwloc/hgx-a100-8gpu.xml
+expect "node name with a newline" 2 "node name 'evil\?\[\[partition\]\]' is not a Slurm node name" \
+  crius-discover --gpus $GPUS --xml $X --node-name $'evil\n[[partition]]'
+expect "partition name with a newline" 2 "--partition 'p\?x' is not a Slurm partition name" \
+  crius-discover --gpus $GPUS --xml $X --partition $'p\nx'
+crius-discover --gpus $GPUS --xml $X --format json --node-name n1 >"$T/n1.json"
+sed 's/"gpus_per_node": 8/"gpus_per_node": "eight"/; s/"name": "n1"/"name": "n2"/' "$T/n1.json" >"$T/n2.json"
+sed 's/"name": "n1"/"name": "n3"/' "$T/n2.json" >"$T/n3.json"
+expect "merge: a string where a number belongs" 2 'n2.json: key "partition.gpus_per_node" = "eight" is not what crius-discover writes' \
+  crius-discover --gpus $GPUS merge --partition a100 "$T/n2.json" "$T/n3.json"
+
 [ $fails -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "all bad-input checks passed"

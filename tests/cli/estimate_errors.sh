@@ -53,13 +53,13 @@ cp "$D/gpus.toml" "$D/models.toml" .
 printf '[[partition]]\nname = "p"\ngpu = "a100"\nnodes = 2\ngpus_per_node = 4\nintra_node_bw_gbs = 300\ninter_node_bw_gbs = [25\n' >broken.toml
 expect 2 "broken.toml:7:" --cluster broken.toml "${M[@]}"
 printf '[[partition]]\nname = "p"\ngpu = "a100"\nnodes = 1000000000000\ngpus_per_node = 4\nintra_node_bw_gbs = 300\ninter_node_bw_gbs = 25\ninter_node_latency_us = 5\n' >huge.toml
-expect 2 "huge.toml:4:9: key 'nodes' in [[partition]] 'p' = 1000000000000 is out of range [1, 1000000]" --cluster huge.toml "${M[@]}"
+expect 2 "huge.toml:4:9: key 'nodes' in [[partition]] 'p' = 1000000000000 is out of range [1, 4096]" --cluster huge.toml "${M[@]}"
 printf '[[partition]]\nname = "p"\ngpu = "a100"\nnodes = 2\ngpus_per_node = 4\nintra_node_bw_gbs = -300\ninter_node_bw_gbs = 25\ninter_node_latency_us = 5\n' >neg.toml
 expect 2 "neg.toml:6:21: key 'intra_node_bw_gbs' in [[partition]] 'p' = -300 is out of range" --cluster neg.toml "${M[@]}"
 printf '[[partition]]\nname = "p"\ngpu = "a100"\nnodes = 2\nintra_node_bw_gbs = 300\ninter_node_bw_gbs = 25\ninter_node_latency_us = 5\n' >missing.toml
 expect 2 "missing.toml:1:1: missing required key 'gpus_per_node' in [[partition]] 'p'" --cluster missing.toml "${M[@]}"
 printf 'family = "transformer"\nlayers = 0\nhidden = 1024\nheads = 16\nffn_hidden = 4096\nseq_len = 2048\nvocab = 51200\ndtype = "fp16"\n' >zero.toml
-expect 2 "zero.toml:2:10: key 'layers' in model file = 0 is out of range [1, 10000]" --cluster "$C" --model ./zero.toml --global-batch 8
+expect 2 "zero.toml:2:10: key 'layers' in model file = 0 is out of range [1, 1024]" --cluster "$C" --model ./zero.toml --global-batch 8
 printf 'family = "transformer"\nlayers = 4\nhidden = 1024\nheads = 16\nffn_hidden = 4096\nseq_len = 2048\nvocab = 51200\ndtype = "fp8"\n' >dtype.toml
 expect 2 "dtype.toml:8:9: key 'dtype' in model file = \"fp8\" is unknown (expected fp16, bf16, fp32 or fp64)" --cluster "$C" --model ./dtype.toml --global-batch 8
 printf 'family = "transformer"\nlayers = 4\nhidden = 1024\nheads = 16\nffn_hidden = 4096\nseq_len = 2048\nvocab = 51200\ndtype = "fp16"\nexperts = 4\n' >extra.toml
@@ -70,4 +70,13 @@ expect 2 "./absent.toml: cannot open file" --cluster "$C" --model ./absent.toml 
 expect 1 "no Cell can hold gpt3-175b with global batch 1536" --cluster "$C" --model gpt3-175b --global-batch 1536 --gpu a10 --nodes 1
 expect 1 "needs at least" --cluster "$C" --model gpt3-175b --global-batch 1536 --gpu a10 --nodes 1
 expect 1 "no Cell of $C matches --nodes 2 --gpus-per-node 4 --stages 7 --gpu a100" --cluster "$C" "${M[@]}" --gpu a100 --nodes 2 --gpus-per-node 4 --stages 7
+# Hostile files (issue 13): deep nesting before the recursive parser, absurd sizes and rates.
+python3 -c 'print("a." * 4000 + "a = 1")' >deep.toml
+expect 2 "deep.toml: line 1: a dotted key or table name nested deeper than 16 levels" --cluster "$C" --model ./deep.toml --global-batch 8
+python3 -c 'print("x = " + "[" * 5000 + "]" * 5000)' >deeparr.toml
+expect 2 "deeparr.toml: line 1: an array or inline table nested deeper than 16 levels" --cluster deeparr.toml "${M[@]}"
+sed 's/^nodes = .*/nodes = 1000000/' "$C" >many.toml
+expect 2 "key 'nodes' in [[partition]] 'a100' = 1000000 is out of range [1, 4096]" --cluster many.toml "${M[@]}"
+sed 's/^intra_node_bw_gbs = .*/intra_node_bw_gbs = 1e-300/' "$C" >slow.toml
+expect 2 "key 'intra_node_bw_gbs' in [[partition]] 'a100' = 1e-300 is out of range [0.01, 100000]" --cluster slow.toml "${M[@]}"
 exit $fail

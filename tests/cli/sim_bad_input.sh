@@ -20,7 +20,7 @@ expect() { # status pattern -- command...
 }
 
 printf '%s\nj1,0,10,moe__690M,100,256,2,a10\nj2,5,ten,moe__690M,100,256,2,a10\n' "$header" >bad-row.csv
-expect 2 '^crius-sim: .*bad-row.csv:3: column .num_iteration. must be a number > 0, got .ten.$' -- \
+expect 2 '^crius-sim: .*bad-row.csv:3: column .num_iteration. must be a number from 1 to 1e12, got .ten.$' -- \
   crius-sim --trace bad-row.csv --cluster "$cluster"
 
 printf '%s\nj1,0,10,moe__690M,100,256\n' "$header" >short-row.csv
@@ -64,5 +64,18 @@ for p in crius fcfs; do
   expect 0 "^crius-sim: $p: job big: no Cell" -- crius-sim --trace unrunnable.csv --cluster tiny.toml --policy $p
   grep -q 'jobs finished      1 of 2 (1 unrunnable)' out.txt || { echo "FAIL: $p summary:"; cat out.txt; fails=$((fails + 1)); }
 done
+
+# Values that would run without end or overflow: a clear error instead (issue 13).
+printf '%s\nj1,1e20,10,moe__690M,100,256,2,a10\n' "$header" >far.csv
+expect 2 "far.csv:2: column .submission_time. must be a number of seconds from 0 to 1e9, got .1e20." -- \
+  crius-sim --trace far.csv --cluster "$cluster"
+printf '%s\nj1,0,1e300,moe__690M,100,256,2,a10\n' "$header" >long.csv
+expect 2 "long.csv:2: column .num_iteration. must be a number from 1 to 1e12, got .1e300." -- \
+  crius-sim --trace long.csv --cluster "$cluster"
+printf '%s\nj1,0,10,moe__690M,100,256,2,a10\n' "$header" >one.csv
+expect 2 "--interval must be 1 to 86400 seconds, got 1e-300" -- crius-sim --trace one.csv --cluster "$cluster" --interval 1e-300
+printf '%s\nj1,0,1e12,moe__690M,-1,256,2,a10\n' "$header" >endless.csv
+expect 1 "the simulation did not end within 2000000 rounds" -- \
+  timeout 60 crius-sim --trace endless.csv --cluster "$cluster" --policy fcfs --interval 86400
 
 [ "$fails" -eq 0 ] && echo ok

@@ -76,7 +76,7 @@ BOOST_AUTO_TEST_CASE(model_file_values_and_errors) {
   BOOST_TEST(est::to_string(m->optimizer) == "adam");
   auto zero = est::parse_model(std::string(kGpt).replace(std::string(kGpt).find("layers = 24"), 11, "layers = 0"), "m.toml");
   BOOST_REQUIRE(!zero.ok());
-  BOOST_TEST(contains(zero.error(), "m.toml:2:10: key 'layers' in model file = 0 is out of range [1, 10000]"));
+  BOOST_TEST(contains(zero.error(), "m.toml:2:10: key 'layers' in model file = 0 is out of range [1, 1024]"));
   auto unknown = est::parse_model(std::string(kGpt) + "hiden = 3\n", "m.toml");
   BOOST_REQUIRE(!unknown.ok());
   BOOST_TEST(contains(unknown.error(), "m.toml:9:1: unknown key 'hiden'"));
@@ -194,7 +194,7 @@ BOOST_AUTO_TEST_CASE(calibration_table) {
   BOOST_TEST(!t->time_s(est::CommOp::all_gather, 2, 1, 10000).has_value());
   auto bad = est::CommTable::parse("op,group_size,nodes_per_group,bytes,time_s\nall-reduce,2,1,-5,1\n", "c.csv");
   BOOST_REQUIRE(!bad.ok());
-  BOOST_TEST(contains(bad.error(), "c.csv:2:4: column 'bytes' must be a number > 0"));
+  BOOST_TEST(contains(bad.error(), "c.csv:2:4: column 'bytes' must be a number in (0, 1e15]"));
   auto hdr = est::CommTable::parse("op,bytes,time_s\n", "c.csv");
   BOOST_REQUIRE(!hdr.ok());
   BOOST_TEST(contains(hdr.error(), "c.csv:1:1: calibration header lacks column 'group_size'"));
