@@ -20,7 +20,7 @@ json ranked_json(const Ranked& r) {
 Result<Request> request_from_json(const json& j) {
   util::JsonObject r(j, "crius record: request");
   if (auto ok = r.only({"model", "model_file", "model_spec", "global_batch", "iters", "runtime", "cell",
-                        "deadline_s", "partitions", "objective"});
+                        "deadline_s", "partitions", "objective", "movable"});
       !ok)
     return make_error(ok.error());
   Request q;
@@ -50,6 +50,7 @@ Result<Request> request_from_json(const json& j) {
   if (!pin) return make_error("crius record: request: key 'cell': " + pin.error());
   q.pin = *pin;
   CRIUS_JSON_GET(q.objective, r.string("objective", std::string("throughput")));
+  CRIUS_JSON_GET(q.movable, r.boolean("movable", false));
   if (r.has("partitions")) {
     const json& p = j["partitions"];
     if (!p.is_array() || p.size() > 64) return make_error("crius record: request: key 'partitions' must be a list");
@@ -77,7 +78,8 @@ Result<Ranked> ranked_from_json(const json& j, const std::string& what) {
 
 Result<Record> record_from_json(const json& j) {
   util::JsonObject r(j, "crius record");
-  if (auto ok = r.only({"crius", "request", "cell", "plan", "estimate", "by", "deadline_met", "partial", "top", "move"}); !ok)
+  if (auto ok = r.only({"crius", "request", "cell", "plan", "estimate", "by", "deadline_met", "partial", "top", "move",
+                        "moved_at", "unmovable"}); !ok)
     return make_error(ok.error());
   int version = 0;
   CRIUS_JSON_GET(version, r.integer("crius", 0, 1000000));
@@ -131,12 +133,22 @@ Result<Record> record_from_json(const json& j) {
     Move mv;
     mv.target = *t;
     CRIUS_JSON_GET(mv.phase, m.string("phase"));
-    if (mv.phase != "signalled" && mv.phase != "requeued")
-      return make_error("crius record: move: key 'phase' must be \"signalled\" or \"requeued\"");
+    if (mv.phase != "signalling" && mv.phase != "signalled" && mv.phase != "requeuing" && mv.phase != "requeued")
+      return make_error("crius record: move: key 'phase' must be signalling, signalled, requeuing or requeued");
     CRIUS_JSON_GET(mv.since, m.integer("since", 0, kMaxLong, 0));
     CRIUS_JSON_GET(mv.reason, m.string("reason", std::string()));
     rec.move = std::move(mv);
   }
+  if (r.has("moved_at")) {
+    const json& m = j["moved_at"];
+    if (!m.is_array() || m.size() > 16) return make_error("crius record: key 'moved_at' must be a list of at most 16");
+    for (const auto& t : m) {
+      if (!t.is_number_integer() || t.get<long long>() < 0)
+        return make_error("crius record: key 'moved_at' must hold times (seconds since 1970)");
+      rec.moved_at.push_back(t.get<std::int64_t>());
+    }
+  }
+  CRIUS_JSON_GET(rec.unmovable, r.string("unmovable", std::string()));
   return rec;
 }
 
@@ -153,6 +165,7 @@ std::string to_text(const Record& rec) {
   if (q.iters) rq["iters"] = *q.iters;
   if (q.deadline_s) rq["deadline_s"] = *q.deadline_s;
   if (!q.partitions.empty()) rq["partitions"] = q.partitions;
+  if (q.movable) rq["movable"] = true;
   json j = {{"crius", kRecordVersion},
             {"request", std::move(rq)},
             {"cell", est::to_json(rec.cell)},
@@ -171,6 +184,8 @@ std::string to_text(const Record& rec) {
   if (rec.move)
     j["move"] = {{"cell", est::to_json(rec.move->target)}, {"phase", rec.move->phase},
                  {"since", rec.move->since}, {"reason", rec.move->reason}};
+  if (!rec.moved_at.empty()) j["moved_at"] = rec.moved_at;
+  if (!rec.unmovable.empty()) j["unmovable"] = rec.unmovable;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

@@ -30,6 +30,7 @@ struct Request {
   std::optional<long> deadline_s;
   std::vector<std::string> partitions;  // the job's own -p list ("" = crius.toml's)
   std::string objective = "throughput";  // [job_submit] objective at submission
+  bool movable = false;  // --crius-movable: the job checkpoints on the signal and resumes
   bool operator==(const Request&) const = default;
 };
 
@@ -40,10 +41,14 @@ struct Ranked {
   bool operator==(const Ranked&) const = default;
 };
 
-// criusd's move of a running job, in flight: signalled, then requeued.
+// criusd's move of a running job, in flight. Each phase is written before its step and
+// confirmed after it, so that a criusd killed at any point finishes the move on restart:
+// "signalling" (the checkpoint signal is due) -> "signalled" (sent; the grace time runs)
+// -> "requeuing" (the requeue is due) -> "requeued" (requeued and held; the new Cell is due,
+// then the hold is released and the move ends).
 struct Move {
   estimator::Cell target;
-  std::string phase;  // "signalled" | "requeued"
+  std::string phase;
   std::int64_t since = 0;
   std::string reason;
   bool operator==(const Move&) const = default;
@@ -59,6 +64,8 @@ struct Record {
   bool partial = false;  // job_submit's work budget ran out: the best of the Cells it estimated
   std::vector<Ranked> top;
   std::optional<Move> move;
+  std::vector<std::int64_t> moved_at;  // when criusd started each move of this job (the last 16)
+  std::string unmovable;               // why criusd may not move it while it runs (a failed requeue)
 
   // The user fixed the Cell (--crius-cell) or the partitions (-p): criusd leaves it.
   bool pinned() const { return !request.pin.gpu.empty() || !request.partitions.empty(); }

@@ -27,6 +27,7 @@ Perf CachedThroughput::lookup(const Key& k, const std::string& model, int batch,
   if (it != m_cache.end()) return it->second;
   ++m_misses;
   Perf p = k.dp ? m_inner.data_parallel(model, batch, shape) : m_inner.best(model, batch, shape);
+  if (m_max_entries && m_cache.size() >= m_max_entries) m_cache.clear();  // bounded: start over
   m_cache.emplace(k, p);
   return p;
 }

@@ -41,7 +41,10 @@ class ThroughputSource {
 // Memoises another source per (model, batch, gpu, nodes, gpus_per_node).
 class CachedThroughput final : public ThroughputSource {
  public:
-  explicit CachedThroughput(ThroughputSource& inner) : m_inner(inner) {}
+  // max_entries: forget everything when the cache reaches it (0 = unbounded; a long-running
+  // criusd bounds it, a simulation keeps a run's speeds).
+  explicit CachedThroughput(ThroughputSource& inner, size_t max_entries = 0)
+      : m_inner(inner), m_max_entries(max_entries) {}
   Perf best(const std::string& model, int batch, const Cell& shape) override;
   Perf data_parallel(const std::string& model, int batch, const Cell& shape) override;
   Result<void> check_model(const std::string& model) override { return m_inner.check_model(model); }
@@ -64,6 +67,7 @@ class CachedThroughput final : public ThroughputSource {
   Perf lookup(const Key& k, const std::string& model, int batch, const Cell& shape);
   ThroughputSource& m_inner;
   std::unordered_map<Key, Perf, KeyHash> m_cache;
+  size_t m_max_entries = 0;
   size_t m_misses = 0;
 };
 

@@ -78,6 +78,7 @@ struct Job {
   int req_gpus = 0;
   double iterations = 0;        // total to run
   double submit_time = 0;
+  double priority = 0;          // the resource manager's priority: higher goes first (criusd: Slurm's)
   double deadline = std::numeric_limits<double>::infinity();
   // Dynamic state, owned by the driver.
   JobState state = JobState::pending;

@@ -51,6 +51,9 @@ const std::vector<OptionInfo>& options() {
        "picks the smallest Cell that meets it"},
       {Option::explain, "crius-explain", nullptr,
        "[crius] print the ranked Cells and the chosen plan before submitting"},
+      {Option::movable, "crius-movable", nullptr,
+       "[crius] the job checkpoints on criusd's signal and resumes after a requeue: criusd may move it "
+       "while it runs (batch jobs only)"},
   };
   return table;
 }
@@ -196,6 +199,7 @@ Result<void> check_option(Option o, std::string_view value) {
       return {};
     }
     case Option::explain:
+    case Option::movable:
       return {};
   }
   return {};
@@ -213,7 +217,7 @@ bool has_request(const char* const* env, std::size_t n) {
 
 Result<JobRequest> parse_request(const std::vector<std::string_view>& env) {
   JobRequest req;
-  std::array<bool, 7> seen{};
+  std::array<bool, 8> seen{};
   bool have_spec = false;
   for (std::string_view entry : env) {
     auto eq = entry.find('=');
@@ -280,6 +284,9 @@ Result<JobRequest> parse_request(const std::vector<std::string_view>& env) {
       case Option::explain:
         // a flag arrives as "" or "(null)"
         req.explain = true;
+        break;
+      case Option::movable:
+        req.movable = true;
         break;
     }
   }

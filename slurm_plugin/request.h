@@ -35,7 +35,7 @@ inline constexpr long kMaxIters = 1L << 40;
 inline constexpr long kMaxDeadlineS = 366L * 24 * 3600;
 
 // The SPANK options (without the leading "--"), in the order sbatch --help lists them.
-enum class Option { model, global_batch, iters, cell, runtime, deadline, explain };
+enum class Option { model, global_batch, iters, cell, runtime, deadline, explain, movable };
 struct OptionInfo {
   Option id;
   const char* name;     // "crius-model"
@@ -56,6 +56,7 @@ struct JobRequest {
   estimator::Runtime runtime = estimator::Runtime::megatron;
   std::optional<long> deadline_s;
   bool explain = false;
+  bool movable = false;  // --crius-movable: criusd may checkpoint, requeue and move it while it runs
 };
 
 // Single-value parsers; errors name the option ("--crius-global-batch: ...").

@@ -19,7 +19,7 @@ extern "C" {
 
 namespace crius::spank {
 
-inline constexpr std::size_t kOptionCount = 7;
+inline constexpr std::size_t kOptionCount = 8;
 
 struct State {
   // plugstack.conf arguments

@@ -242,6 +242,7 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
   rec.request.deadline_s = req.deadline_s;
   rec.request.partitions = user_crius_partitions;
   rec.request.objective = eff ? "efficiency" : "throughput";
+  rec.request.movable = req.movable;
   rec.cell = e.cell;
   rec.plan = e.plan;
   rec.iter_time_s = e.iter_time_s;
@@ -266,7 +267,7 @@ Result<Decision> DecisionCache::decide(const JobRequest& req, const Loaded& conf
   const std::string key = req.model + '\n' + req.model_spec + '\n' + std::to_string(req.global_batch) + '\n' +
                           (req.iters ? std::to_string(*req.iters) : "-") + '\n' + est::to_string(req.cell) + '\n' +
                           std::string(est::to_string(req.runtime)) + '\n' +
-                          (req.deadline_s ? std::to_string(*req.deadline_s) : "-") + '\n' +
+                          (req.deadline_s ? std::to_string(*req.deadline_s) : "-") + '\n' + (req.movable ? "m" : "-") + '\n' +
                           std::string(user_partitions.substr(0, 4096));
   for (auto it = m_entries.begin(); it != m_entries.end(); ++it)
     if (it->first == key) {

@@ -1,9 +1,11 @@
 #include "slurm_plugin/criusd/controller.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <csignal>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "common/util.h"
@@ -52,6 +54,33 @@ int signal_number(const std::string& name) {
   return it == names.end() ? -1 : it->second;
 }
 
+// A job that criusd signalled may save its checkpoint and exit (crius-train does): it ends
+// COMPLETED or FAILED after the move began. Slurm can requeue a finished batch job, so the
+// move goes on: requeued held, then the new Cell. A job cancelled or timed out stays ended.
+std::optional<Action> requeue_after_checkpoint_exit(const SlurmJob& sj) {
+  if (sj.state != "COMPLETED" && sj.state != "FAILED") return std::nullopt;
+  auto parsed = job::parse_record(sj.admin_comment);
+  if (!parsed || !*parsed || !parsed->value().move) return std::nullopt;
+  job::Record rec = std::move(parsed->value());
+  const std::string phase = rec.move->phase;
+  if (phase != "signalling" && phase != "signalled" && phase != "requeuing") return std::nullopt;
+  if (sj.end_time < rec.move->since) return std::nullopt;
+  Action a;
+  a.kind = Action::Kind::requeue;
+  a.job = sj.id;
+  a.from = rec.cell;
+  a.to = rec.move->target;
+  a.reason = rec.move->reason + "; it ended after the checkpoint signal";
+  job::Record dropped = rec;
+  dropped.move.reset();
+  a.abandon = job::to_text(dropped);
+  // Slurm refuses updates to a finished job: no record before the requeue. A criusd killed
+  // right after it finds the job requeued held with the move still "signalled".
+  rec.move->phase = "requeued";
+  a.after = job::to_text(rec);
+  return a;
+}
+
 }  // namespace
 
 const char* to_string(Action::Kind k) {
@@ -65,9 +94,10 @@ const char* to_string(Action::Kind k) {
 }
 
 const std::vector<std::string>& controller_option_keys() {
-  static const std::vector<std::string> keys = {"interval_s",         "policy",          "max_moves_per_round",
-                                                "checkpoint_signal",  "checkpoint_grace_s", "restart_cost_s",
-                                                "default_iterations"};
+  static const std::vector<std::string> keys = {
+      "interval_s",     "policy",         "max_moves_per_round", "checkpoint_signal",         "checkpoint_grace_s",
+      "restart_cost_s", "default_iterations", "skip_users",      "skip_accounts",             "skip_partitions",
+      "skip_qos",       "min_runtime_s",  "max_moves_per_job_per_hour", "max_moves_per_user_per_hour", "lock_file"};
   return keys;
 }
 
@@ -105,6 +135,27 @@ Result<ControllerOptions> load_controller_options(const estimator::Cluster& clus
       int s = v ? signal_number(*v) : -1;
       if (s < 0) return make_error(where() + " must be a signal name (USR1, USR2, TERM, INT, HUP, URG)");
       o.checkpoint_signal = s;
+    } else if (k == "min_runtime_s") {
+      auto v = number(0, 1e7); if (!v) return make_error(v.error()); o.min_runtime_s = *v;
+    } else if (k == "max_moves_per_job_per_hour") {
+      auto v = number(0, 16); if (!v) return make_error(v.error()); o.max_moves_per_job_per_hour = static_cast<int>(*v);
+    } else if (k == "max_moves_per_user_per_hour") {
+      auto v = number(0, 10000); if (!v) return make_error(v.error()); o.max_moves_per_user_per_hour = static_cast<int>(*v);
+    } else if (k == "skip_users" || k == "skip_accounts" || k == "skip_partitions" || k == "skip_qos") {
+      const toml::array* arr = node.as_array();
+      if (!arr || arr->size() > 1024) return make_error(where() + " must be an array of names");
+      std::vector<std::string> names;
+      for (const auto& e : *arr) {
+        auto v = e.value<std::string>();
+        if (!v) return make_error(where() + " must hold strings");
+        names.push_back(*v);
+      }
+      (k == "skip_users" ? o.skip_users : k == "skip_accounts" ? o.skip_accounts
+                                        : k == "skip_partitions" ? o.skip_partitions : o.skip_qos) = names;
+    } else if (k == "lock_file") {
+      auto v = node.value<std::string>();
+      if (!v || v->empty() || v->front() != '/') return make_error(where() + " must be an absolute path");
+      o.lock_file = *v;
     } else if (k == "policy") {
       auto v = node.value<std::string>();
       if (!v) return make_error(where() + " must be a string");
@@ -136,14 +187,14 @@ nlohmann::json to_json(const Round& r) {
     j["jobs"].push_back({{"job", s.job}, {"state", s.state}, {"model", s.model},
                          {"global_batch", s.global_batch}, {"cell", estimator::to_json(s.cell)},
                          {"est_iter_time_s", s.est_iter_time_s}, {"move", s.move},
-                         {"problem", s.problem}});
+                         {"problem", s.problem}, {"considered", s.considered}});
   return j;
 }
 
 struct Controller::Impl {
   sch::EstimatorThroughput estimator;
   sch::CachedThroughput cached;
-  explicit Impl(const estimator::Cluster& c) : estimator(c), cached(estimator) {}
+  explicit Impl(const estimator::Cluster& c) : estimator(c), cached(estimator, 100'000) {}
 };
 
 Controller::Controller(const estimator::Cluster& cluster, ControllerOptions options)
@@ -175,20 +226,36 @@ Result<Round> Controller::decide(const Snapshot& snap) {
     }
   }
 
-  // Crius jobs, in-flight moves first.
+  // Moves criusd started in the last hour, per user (rate limits).
+  std::map<std::string, int> user_moves;
+  for (const auto& sj : snap.jobs) {
+    if (!is_active(sj.state)) continue;
+    auto parsed = job::parse_record(sj.admin_comment);
+    if (!parsed || !*parsed) continue;
+    for (std::int64_t t : parsed->value().moved_at)
+      if (t > snap.now - 3600) ++user_moves[sj.user];
+  }
+  auto listed = [](const std::vector<std::string>& list, const std::string& v) {
+    return std::find(list.begin(), list.end(), v) != list.end();
+  };
+
+  // Crius jobs: the ones the policy may place or move, the others with the reason why not.
   std::vector<sch::Job> jobs;
   std::vector<std::pair<const SlurmJob*, job::Record>> crius_jobs;  // same order as `jobs`
   std::map<int, int> managed_gpus_on_node;  // GPUs of the running jobs the policy may move
-  int moves_in_flight = 0;
   for (const auto& sj : snap.jobs) {
-    if (!is_active(sj.state)) continue;
+    if (!is_active(sj.state)) {
+      if (auto a = requeue_after_checkpoint_exit(sj)) round.actions.push_back(*a);
+      continue;
+    }
     auto parsed = job::parse_record(sj.admin_comment);
     if (!parsed) continue;  // not a crius job: never touched
     JobStatus status;
     status.job = sj.id;
     status.state = sj.state;
-    if (!*parsed) {
+    if (!*parsed) {  // a record criusd cannot read: skipped, reported, never touched
       status.problem = parsed->error();
+      status.considered = "no: its record does not read";
       round.jobs.push_back(status);
       continue;
     }
@@ -196,7 +263,7 @@ Result<Round> Controller::decide(const Snapshot& snap) {
     status.model = rec.request.model;
     status.global_batch = rec.request.global_batch;
     status.cell = rec.cell;
-    bool running = sj.state != "PENDING";
+    const bool running = sj.state != "PENDING";
     const estimator::Cell& shape = rec.cell;
     if (rec.request.model_file) {
       status.problem = "model given as a file: criusd leaves it in its Cell";
@@ -205,47 +272,100 @@ Result<Round> Controller::decide(const Snapshot& snap) {
     } else if (auto p = tput.best(rec.request.model, rec.request.global_batch, shape); p.feasible) {
       status.est_iter_time_s = p.iter_time_s;
     }
+    auto skip = [&](const std::string& why) {
+      status.considered = "no: " + why;
+      round.jobs.push_back(status);
+    };
 
     if (rec.move) {
       // Continue a move started in an earlier round (possibly by an earlier criusd).
-      ++moves_in_flight;
       status.move = rec.move->phase + " -> " + estimator::describe(rec.move->target);
       Action a;
       a.job = sj.id;
       a.from = rec.cell;
       a.to = rec.move->target;
       a.reason = rec.move->reason;
-      if (running && rec.move->phase == "signalled" &&
-          now >= static_cast<double>(rec.move->since) + m_options.checkpoint_grace_s) {
-        rec.move->phase = "requeued";
+      job::Record dropped = rec;
+      dropped.move.reset();
+      a.abandon = job::to_text(dropped);
+      const std::string phase = rec.move->phase;
+      if (running && phase == "signalling") {
+        a.kind = Action::Kind::checkpoint;  // the signal may not have been sent: send it (again)
+        a.before = job::to_text(rec);
+        rec.move->phase = "signalled";
         rec.move->since = snap.now;
-        a.kind = Action::Kind::requeue;
-        a.record = job::to_text(rec);
+        a.after = job::to_text(rec);
         round.actions.push_back(a);
-      } else if (running && rec.move->phase == "requeued") {
-        a.kind = Action::Kind::requeue;  // the requeue did not take: try again
-        a.record = job::to_text(rec);
+      } else if (running && (phase == "requeuing" ||
+                             (phase == "signalled" &&
+                              now >= static_cast<double>(rec.move->since) + m_options.checkpoint_grace_s))) {
+        a.kind = Action::Kind::requeue;
+        rec.move->phase = "requeuing";
+        rec.move->since = snap.now;
+        a.before = job::to_text(rec);
+        rec.move->phase = "requeued";
+        a.after = job::to_text(rec);
+        round.actions.push_back(a);
+      } else if (running && phase == "requeued") {
+        // Requeued held, yet running again: someone released it in its old Cell. The move is over.
+        round.notes.push_back("job " + std::to_string(sj.id) + ": restarted in " + estimator::describe(rec.cell) +
+                              " after its requeue; the move to " + estimator::describe(rec.move->target) +
+                              " is dropped");
+        a.kind = Action::Kind::update_pending;  // writes only the record: same Cell
+        a.to = rec.cell;
+        a.after = a.abandon;
+        a.abandon.clear();
         round.actions.push_back(a);
       } else if (!running) {
+        // Requeued: the new Cell, then the release of criusd's hold. A job requeued by
+        // someone else after the signal gets the new Cell and keeps its hold, unless it is
+        // the hold of a requeue criusd made of a job that ended on the signal.
         const estimator::Cell target = rec.move->target;
+        a.release = phase == "requeuing" || phase == "requeued" || sj.requeued_held;
         rec.move.reset();
         if (!replan(m_cluster, rec, target))  // keep the Cell it had; the move is dropped
           round.notes.push_back("job " + std::to_string(sj.id) + ": no feasible plan in " +
                                 estimator::describe(target) + "; it stays in " + estimator::describe(rec.cell));
         a.to = rec.cell;
         a.kind = Action::Kind::finish_move;
-        a.record = job::to_text(rec);
+        a.after = job::to_text(rec);
         round.actions.push_back(a);
       }
-      round.jobs.push_back(status);
-      continue;  // not offered to the policy while it moves
-    }
-    if (!status.problem.empty() || rec.pinned()) {
-      if (status.problem.empty()) status.move = "pinned by the user (--crius-cell or -p): left as is";
-      round.jobs.push_back(status);
+      skip("a move is in progress");
       continue;
     }
-
+    if (!status.problem.empty()) {
+      skip(status.problem);
+      continue;
+    }
+    if (rec.pinned()) {
+      skip("pinned by the user (--crius-cell or -p)");
+      continue;
+    }
+    if (listed(m_options.skip_users, sj.user) || listed(m_options.skip_accounts, sj.account) ||
+        listed(m_options.skip_partitions, sj.partition) || listed(m_options.skip_qos, sj.qos)) {
+      skip("its user, account, partition or QOS is on a skip list of [criusd]");
+      continue;
+    }
+    if (!running) {
+      // Only jobs Slurm could start now: not held, not waiting for a dependency or a begin time.
+      if (sj.priority == 0 || sj.reason.rfind("JobHeld", 0) == 0) {
+        skip("held");
+        continue;
+      }
+      if (sj.reason.rfind("Dependency", 0) == 0) {
+        skip("waits for a dependency");
+        continue;
+      }
+      if (sj.reason == "BeginTime" || sj.begin_time > snap.now) {
+        skip("waits for its begin time");
+        continue;
+      }
+      if (sj.reason != "None" && sj.reason != "Resources" && sj.reason != "Priority") {
+        skip("pending for " + sj.reason + ", not for resources");
+        continue;
+      }
+    }
     sch::Job job;
     job.id = static_cast<int>(jobs.size());
     job.name = std::to_string(sj.id);
@@ -255,8 +375,27 @@ Result<Round> Controller::decide(const Snapshot& snap) {
     job.req_gpus = rec.cell.nodes * rec.cell.gpus_per_node;
     job.iterations = rec.request.iters ? static_cast<double>(*rec.request.iters) : m_options.default_iterations;
     job.submit_time = static_cast<double>(sj.submit_time);
+    job.priority = static_cast<double>(sj.priority);
     job.state = running ? sch::JobState::running : sch::JobState::pending;
     if (running) {
+      // A running job is moved only if it can come back: a batch job whose requeue is allowed
+      // and that opted in (it checkpoints on the signal and resumes), within the site's bounds.
+      std::string fixed;
+      int recent = 0;
+      for (std::int64_t t : rec.moved_at) recent += t > snap.now - 3600;
+      if (!rec.request.movable) fixed = "runs without --crius-movable";
+      else if (!sj.batch) fixed = "not a batch job (srun and salloc jobs cannot be requeued)";
+      else if (!sj.requeue) fixed = "its requeue is not allowed (--no-requeue or JobRequeue=0)";
+      else if (!rec.unmovable.empty()) fixed = "a requeue failed before: " + rec.unmovable;
+      else if (static_cast<double>(snap.now - sj.start_time) < m_options.min_runtime_s)
+        fixed = "has run less than min_runtime_s";
+      else if (recent >= m_options.max_moves_per_job_per_hour) fixed = "moved max_moves_per_job_per_hour times";
+      else if (user_moves[sj.user] >= m_options.max_moves_per_user_per_hour)
+        fixed = "its user's jobs moved max_moves_per_user_per_hour times";
+      if (!fixed.empty()) {  // its GPUs stay taken (counted below with the other jobs')
+        skip("not movable: " + fixed);
+        continue;
+      }
       job.first_start = static_cast<double>(sj.start_time);
       auto pit = partition_index.find(sj.partition);
       if (pit != partition_index.end()) {
@@ -268,12 +407,12 @@ Result<Round> Controller::decide(const Snapshot& snap) {
       }
       if (job.alloc.node_ids.empty()) {  // runs outside the crius partitions: leave it be
         status.problem = "runs outside the partitions of crius.toml";
-        round.jobs.push_back(status);
+        skip(status.problem);
         continue;
       }
-    }
-    if (running)
       for (int node : job.alloc.node_ids) managed_gpus_on_node[node] += job.alloc.shape.gpus_per_node;
+    }
+    status.considered = "policy";
     jobs.push_back(std::move(job));
     crius_jobs.emplace_back(&sj, std::move(rec));
     round.jobs.push_back(status);
@@ -298,7 +437,7 @@ Result<Round> Controller::decide(const Snapshot& snap) {
   auto decisions = scheduler.decide(cluster, jobs, now);
   if (!decisions) return make_error("policy " + m_options.policy + ": " + decisions.error());
 
-  int budget = std::max(0, m_options.max_moves_per_round - moves_in_flight);
+  int budget = m_options.max_moves_per_round;  // new moves this round; moves in flight take none
   for (const auto& d : *decisions) {
     auto& [sj, rec] = crius_jobs[d.job];
     const sch::Job& job = jobs[d.job];
@@ -331,7 +470,7 @@ Result<Round> Controller::decide(const Snapshot& snap) {
       }
       a.to = rec.cell;
       a.kind = Action::Kind::update_pending;
-      a.record = job::to_text(rec);
+      a.after = job::to_text(rec);
       round.actions.push_back(a);
       continue;
     }
@@ -343,9 +482,14 @@ Result<Round> Controller::decide(const Snapshot& snap) {
       continue;
     }
     --budget;
-    rec.move = job::Move{to, "signalled", snap.now, d.reason};
+    a.abandon = job::to_text(rec);
+    rec.moved_at.push_back(snap.now);
+    if (rec.moved_at.size() > 16) rec.moved_at.erase(rec.moved_at.begin());
+    rec.move = job::Move{to, "signalling", snap.now, d.reason};
     a.kind = Action::Kind::checkpoint;
-    a.record = job::to_text(rec);
+    a.before = job::to_text(rec);
+    rec.move->phase = "signalled";
+    a.after = job::to_text(rec);
     round.actions.push_back(a);
   }
   round.decide_ms =

@@ -27,6 +27,12 @@ struct ControllerOptions {
   double checkpoint_grace_s = 30;  // between the signal and the requeue
   double restart_cost_s = 60;
   double default_iterations = 1000;  // for jobs submitted without --crius-iters
+  // Site controls: jobs of these users, accounts, partitions and QOS are never touched.
+  std::vector<std::string> skip_users, skip_accounts, skip_partitions, skip_qos;
+  double min_runtime_s = 600;            // a running job is moved only after this long
+  int max_moves_per_job_per_hour = 1;    // started moves of one job in the last hour
+  int max_moves_per_user_per_hour = 4;   // of all active crius jobs of one user
+  std::string lock_file = "/run/criusd.lock";
 };
 
 // The keys of [criusd] (criusd(8)).
@@ -34,17 +40,25 @@ const std::vector<std::string>& controller_option_keys();
 // Reads the [criusd] table of crius.toml (unknown keys are errors).
 Result<ControllerOptions> load_controller_options(const estimator::Cluster& cluster);
 
+// One step of criusd on one job. Each step is ordered so that criusd killed at any point
+// and restarted ends in the same state (criusd(8)):
+//   update_pending: the Cell fields, then `after` (a failed update is rolled back);
+//   checkpoint:     `before` (phase signalling), the signal, `after` (phase signalled);
+//   requeue:        `before` (phase requeuing), requeue and hold, `after` (phase requeued);
+//   finish_move:    the new Cell's fields, then `after` with the hold released.
+// A step that fails for good writes `abandon` (the move dropped, the reason kept).
 struct Action {
   enum class Kind {
     update_pending,  // a pending job gets another Cell
     checkpoint,      // a running job is signalled to checkpoint before a move
-    requeue,         // grace over: the running job is requeued
-    finish_move,     // the requeued job now pending: apply the target Cell
+    requeue,         // grace over: the running job is requeued, held
+    finish_move,     // the requeued job, pending and held: the target Cell, then released
   };
   Kind kind = Kind::update_pending;
   std::uint32_t job = 0;
   estimator::Cell from, to;
-  std::string record;  // the AdminComment to write with the action (job::to_text)
+  std::string before, after, abandon;  // records (job::to_text); "" = none for this step
+  bool release = false;  // finish_move: release the hold criusd's requeue put on the job
   std::string reason;
   // Estimated throughput in the old and the new Cell (0 where infeasible) and
   // their difference.  A pending job does not run at `from` yet: it may move to a
@@ -62,6 +76,7 @@ struct JobStatus {
   double est_iter_time_s = 0;  // estimate for the current Cell (0 = unknown)
   std::string move;            // in-flight move, "" if none
   std::string problem;         // a record that does not parse, a model that is unknown
+  std::string considered;      // "policy" when offered to the policy, else why not
 };
 
 struct Round {

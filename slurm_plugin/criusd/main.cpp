@@ -1,16 +1,25 @@
 // criusd: re-decides the Cells of all crius jobs every round through Slurm.
 // See criusd(8).
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <thread>
 
 #include <CLI/CLI.hpp>
 
+#include "common/util.h"
 #include "estimator/estimator.h"
+#include "job/record.h"
 #include "slurm_plugin/criusd/controller.h"
 #include "slurm_plugin/criusd/slurm_client.h"
 
@@ -30,29 +39,96 @@ std::string timestamp() {
 }
 
 
+// --die-after STEP: exit abruptly (as if killed with SIGKILL) right after that step of the
+// first move step applied, for the fault-injection tests (criusd(8)).
+std::string g_die_after;
+void step_done(const char* step) {
+  if (g_die_after == step) {
+    std::fprintf(stderr, "%s criusd: --die-after %s: exiting\n", timestamp().c_str(), step);
+    std::fflush(nullptr);
+    _exit(137);
+  }
+}
+
+// A step that failed for good: the move dropped, the reason kept in the record.
+std::string abandoned(const std::string& abandon, const std::string& why) {
+  auto rec = job::parse_record(abandon);
+  if (!rec || !*rec) return abandon;
+  rec->value().unmovable = util::printable(why, 200);
+  return job::to_text(rec->value());
+}
+
+// One action, each step in the order criusd(8) gives: a criusd killed between two steps,
+// restarted, continues from the record and ends in the same state.
 Result<void> apply(SlurmClient& slurm, const ControllerOptions& o, const Action& a) {
   switch (a.kind) {
     case Action::Kind::update_pending:
-    case Action::Kind::finish_move:
-      return slurm.update_pending(a.job, a.to, a.record, a.kind == Action::Kind::finish_move);
+      if (!(a.to == a.from)) {
+        if (auto r = slurm.update_cell(a.job, a.to, false); !r) {
+          (void)slurm.update_cell(a.job, a.from, false);  // Slurm may have applied part of it
+          return r;
+        }
+        step_done("update");
+      }
+      return slurm.set_record(a.job, a.after, false);
     case Action::Kind::checkpoint:
-      // Record the move before acting, so a restarted criusd finishes it.
-      if (auto r = slurm.set_admin_comment(a.job, a.record); !r) return r;
-      return slurm.signal(a.job, o.checkpoint_signal);
+      if (auto r = slurm.set_record(a.job, a.before, false); !r) return r;
+      step_done("record");
+      if (auto r = slurm.signal(a.job, o.checkpoint_signal); !r) {
+        (void)slurm.set_record(a.job, a.abandon, false);
+        return r;
+      }
+      step_done("signal");
+      return slurm.set_record(a.job, a.after, false);
     case Action::Kind::requeue:
-      if (auto r = slurm.set_admin_comment(a.job, a.record); !r) return r;
-      return slurm.requeue(a.job);
+      if (!a.before.empty()) {  // empty for a job that already ended: Slurm keeps its record as is
+        if (auto r = slurm.set_record(a.job, a.before, false); !r) return r;
+        step_done("record");
+      }
+      if (auto r = slurm.requeue_held(a.job); !r) {
+        (void)slurm.set_record(a.job, abandoned(a.abandon, r.error()), false);
+        return make_error(r.error() + "; the move is dropped and the job stays where it runs");
+      }
+      step_done("requeue");
+      return slurm.set_record(a.job, a.after, false);
+    case Action::Kind::finish_move:
+      if (auto r = slurm.update_cell(a.job, a.to, true); !r) {
+        (void)slurm.update_cell(a.job, a.from, true);
+        (void)slurm.set_record(a.job, a.abandon, a.release);  // it runs again, in its old Cell
+        return make_error(r.error() + "; it stays in its old Cell");
+      }
+      step_done("update");
+      return slurm.set_record(a.job, a.after, a.release);
   }
   return {};
 }
 
+// One criusd at a time: an exclusive lock held for the process's life.
+Result<int> take_lock(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return make_error("cannot open the lock file " + path + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char buf[32] = {};
+    ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+    ::close(fd);
+    return make_error("another criusd runs (it holds " + path + (n > 0 ? ", pid " + std::string(util::trim(buf)) : std::string()) +
+                      ")");
+  }
+  std::string pid = std::to_string(::getpid()) + "\n";
+  (void)!::ftruncate(fd, 0);
+  (void)!::pwrite(fd, pid.data(), pid.size(), 0);
+  return fd;
+}
+
 void print_status(const Round& r) {
   std::printf("%-8s %-10s %-18s %6s  %-28s %12s  %s\n", "JOBID", "STATE", "MODEL", "BATCH",
-              "CELL", "EST_ITER_S", "MOVE/PROBLEM");
+              "CELL", "EST_ITER_S", "CONSIDERED / MOVE");
   for (const auto& s : r.jobs) {
-    std::string extra = !s.problem.empty() ? s.problem : s.move;
-    std::printf("%-8u %-10s %-18s %6d  %-28s %12.3f  %s\n", s.job, s.state.c_str(), s.model.c_str(),
-                s.global_batch, estimator::describe(s.cell).c_str(), s.est_iter_time_s, extra.c_str());
+    std::string extra = s.considered.empty() ? s.problem : s.considered;
+    if (!s.move.empty()) extra += " (" + s.move + ")";
+    std::printf("%-8u %-10s %-18s %6d  %-28s %12.3f  %s\n", s.job, s.state.c_str(),
+                util::printable(s.model, 18).c_str(), s.global_batch, estimator::describe(s.cell).c_str(),
+                s.est_iter_time_s, util::printable(extra, 200).c_str());
   }
 }
 
@@ -60,7 +136,7 @@ void print_status(const Round& r) {
 
 int main(int argc, char** argv) {
   CLI::App app{"criusd: re-decides the Cells of crius jobs every round through Slurm"};
-  std::string config, slurm_conf, state_file, save_state, policy;
+  std::string config, slurm_conf, state_file, save_state, policy, lock_file;
   double interval = 0;
   int max_moves = -1, repeat = 1;
   bool once = false, dry_run = false, json = false, status = false;
@@ -78,6 +154,9 @@ int main(int argc, char** argv) {
   app.add_option("--repeat", repeat, "with --state: decide N times, as N rounds of a running criusd (timing)")
       ->check(CLI::Range(1, 1000));
   app.add_option("--save-state", save_state, "write the snapshot read from Slurm to FILE");
+  app.add_option("--lock", lock_file, "the lock file that keeps a second criusd from running (overrides [criusd] lock_file)");
+  app.add_option("--die-after", g_die_after, "testing: exit as if killed right after STEP of the first move step")
+      ->check(CLI::IsMember({"record", "signal", "requeue", "update"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -140,16 +219,28 @@ int main(int argc, char** argv) {
 
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
-  SlurmClient slurm(slurm_conf);
   if (status) once = dry_run = true;
+  if (!dry_run) {  // only one criusd changes jobs at a time
+    auto lock = take_lock(lock_file.empty() ? options->lock_file : lock_file);
+    if (!lock) {
+      std::cerr << "criusd: " << lock.error() << "\n";
+      return 1;
+    }
+  }
+  SlurmClient slurm(slurm_conf);
   int failures = 0;
+  std::map<std::uint32_t, std::string> last_considered;
   do {
+    // Nothing from Slurm may stop the daemon: a round that throws is logged and the next one runs.
+    try {
     auto snap = slurm.snapshot();
     if (!snap) {
       std::cerr << timestamp() << " criusd: cannot read Slurm: " << snap.error() << "\n";
       ++failures;
     } else {
-      if (!save_state.empty()) std::ofstream(save_state) << to_json(*snap).dump(1) << "\n";
+      if (!save_state.empty())
+        std::ofstream(save_state) << to_json(*snap).dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
+                                  << "\n";
       auto round = controller.decide(*snap);
       if (!round) {
         std::cerr << timestamp() << " criusd: " << round.error() << "\n";
@@ -159,6 +250,15 @@ int main(int argc, char** argv) {
       } else {
         if (json) std::cout << to_json(*round).dump() << std::endl;
         for (const auto& note : round->notes) std::cerr << timestamp() << " criusd: " << note << "\n";
+        std::map<std::uint32_t, std::string> considered;  // logged when it changes
+        for (const auto& st : round->jobs) {
+          considered[st.job] = st.considered;
+          auto was = last_considered.find(st.job);
+          if (st.considered.rfind("no: ", 0) == 0 && (was == last_considered.end() || was->second != st.considered))
+            std::cerr << timestamp() << " criusd: job " << st.job << " not considered: "
+                      << util::printable(st.considered.substr(4), 256) << "\n";
+        }
+        last_considered = std::move(considered);
         for (const auto& a : round->actions) {
           char speeds[112] = "";
           if (a.from_samples_per_s > 0 || a.to_samples_per_s > 0)  // 0: a move in flight continues
@@ -169,11 +269,15 @@ int main(int argc, char** argv) {
                     << " (" << a.reason << speeds << ")\n";
           if (dry_run) continue;
           if (auto r = apply(slurm, *options, a); !r) {
-            std::cerr << timestamp() << " criusd: job " << a.job << ": " << r.error() << "\n";
+            std::cerr << timestamp() << " criusd: job " << a.job << ": " << util::printable(r.error(), 512) << "\n";
             ++failures;
           }
         }
       }
+    }
+    } catch (const std::exception& e) {
+      std::cerr << timestamp() << " criusd: round failed: " << util::printable(e.what(), 512) << "\n";
+      ++failures;
     }
     if (once) break;
     for (double waited = 0; waited < options->interval_s && !g_stop; waited += 0.2)

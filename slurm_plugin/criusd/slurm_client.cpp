@@ -3,7 +3,11 @@
 #include "common/util.h"
 #include "slurm_plugin/apply_cell.h"
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <string_view>
 
@@ -12,6 +16,7 @@ extern "C" {
 #include <slurm/slurm_errno.h>
 // Exported by libslurm in 22.05 but not declared in slurm.h.
 char* slurm_job_state_string(uint32_t inx);
+char* slurm_job_reason_string(enum job_state_reason inx);
 }
 
 namespace crius::slurm {
@@ -34,6 +39,13 @@ void parse_gres(const std::string& gres, std::string* type, int* count) {
     if (parts.size() == 3 && type && type->empty()) *type = parts[1];
     *count += n;
   }
+}
+
+std::string user_name(uint32_t uid) {
+  struct passwd pw{}, *out = nullptr;
+  char buf[4096];
+  if (getpwuid_r(uid, &pw, buf, sizeof buf, &out) == 0 && out) return pw.pw_name;
+  return std::to_string(uid);
 }
 
 std::vector<std::string> expand_hostlist(const char* expr) {
@@ -105,15 +117,24 @@ Result<Snapshot> SlurmClient::snapshot() {
     job.num_nodes = static_cast<int>(j.num_nodes);
     job.submit_time = j.submit_time;
     job.start_time = j.start_time;
+    job.requeued_held = j.state_desc && std::strcmp(j.state_desc, "job requeued in held state") == 0;
+    job.end_time = j.end_time;
     job.restarts = j.restart_cnt;
+    job.priority = j.priority;
+    job.reason = str(slurm_job_reason_string(static_cast<enum job_state_reason>(j.state_reason)));
+    job.begin_time = j.state_reason == WAIT_TIME ? j.start_time : 0;  // --begin in the future
+    job.batch = j.batch_flag != 0;
+    job.requeue = j.requeue != 0;
+    job.user = user_name(j.user_id);
+    job.account = str(j.account);
+    job.qos = str(j.qos);
     snap.jobs.push_back(std::move(job));
   }
   slurm_free_job_info_msg(jobs);
   return snap;
 }
 
-Result<void> SlurmClient::update_pending(std::uint32_t id, const estimator::Cell& cell, const std::string& record,
-                                         bool clear_requeue_delay) {
+Result<void> SlurmClient::update_cell(std::uint32_t id, const estimator::Cell& cell, bool clear_requeue_delay) {
   job_desc_msg_t d;
   slurm_init_job_desc_msg(&d);
   d.job_id = id;
@@ -123,32 +144,40 @@ Result<void> SlurmClient::update_pending(std::uint32_t id, const estimator::Cell
     strings.push_back(value);
     *field = strings.back().data();
   });
-  if (clear_requeue_delay) d.begin_time = std::time(nullptr);
-  if (!record.empty()) d.admin_comment = const_cast<char*>(record.c_str());
+  // Slurm delays a requeued job by the credential lifetime (about two minutes). It may start
+  // sooner, but not within the second of its requeue: slurmd refuses a credential of that
+  // job created in the second it was revoked, and the job would fail to launch.
+  if (clear_requeue_delay) d.begin_time = std::time(nullptr) + 2;
   if (slurm_update_job(&d) != SLURM_SUCCESS)
-    return slurm_failure("update of job " + std::to_string(id));
+    return slurm_failure("update of job " + std::to_string(id) + " to " + estimator::describe(cell));
   return {};
 }
 
-Result<void> SlurmClient::set_admin_comment(std::uint32_t id, const std::string& record) {
+Result<void> SlurmClient::set_record(std::uint32_t id, const std::string& record, bool release) {
   job_desc_msg_t d;
   slurm_init_job_desc_msg(&d);
   d.job_id = id;
   d.admin_comment = const_cast<char*>(record.c_str());
+  if (release) d.priority = INFINITE;  // what `scontrol release` sends
   if (slurm_update_job(&d) != SLURM_SUCCESS)
-    return slurm_failure("AdminComment update of job " + std::to_string(id));
+    return slurm_failure(std::string(release ? "record and release" : "record") + " of job " + std::to_string(id));
   return {};
 }
 
 Result<void> SlurmClient::signal(std::uint32_t id, int signo) {
-  if (slurm_kill_job(id, static_cast<uint16_t>(signo), KILL_FULL_JOB) != SLURM_SUCCESS)
+  // The batch shell only, as `sbatch --signal=B:` does: it is crius-launch (exec'd) or a shell
+  // that traps and forwards. Signalling every process would reach the srun that mpirun starts
+  // its daemons with, which forwards the signal to the daemons and kills them.
+  if (slurm_kill_job(id, static_cast<uint16_t>(signo), KILL_JOB_BATCH) != SLURM_SUCCESS)
     return slurm_failure("signal " + std::to_string(signo) + " to job " + std::to_string(id));
   return {};
 }
 
-Result<void> SlurmClient::requeue(std::uint32_t id) {
-  if (slurm_requeue(id, 0) != SLURM_SUCCESS)
-    return slurm_failure("requeue of job " + std::to_string(id));
+Result<void> SlurmClient::requeue_held(std::uint32_t id) {
+  if (slurm_requeue(id, JOB_REQUEUE_HOLD) != SLURM_SUCCESS) {
+    const int code = slurm_get_errno();
+    return make_error("requeue of job " + std::to_string(id) + ": " + slurm_strerror(code), code);
+  }
   return {};
 }
 

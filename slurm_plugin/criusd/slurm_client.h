@@ -21,13 +21,15 @@ class SlurmClient {
   SlurmClient& operator=(const SlurmClient&) = delete;
 
   Result<Snapshot> snapshot();
-  // A pending job's new Cell (apply_cell, as job_submit writes it) and record;
-  // clear_requeue_delay: a job criusd requeued becomes eligible now, not after Slurm's delay.
-  Result<void> update_pending(std::uint32_t job, const estimator::Cell& cell, const std::string& record,
-                              bool clear_requeue_delay);
-  Result<void> set_admin_comment(std::uint32_t job, const std::string& record);
+  // A pending job's Cell (apply_cell, as job_submit writes it), nothing else; with
+  // clear_requeue_delay a requeued job becomes eligible now, not after Slurm's delay.
+  Result<void> update_cell(std::uint32_t job, const estimator::Cell& cell, bool clear_requeue_delay);
+  // The job's record (AdminComment); with release, the job's hold is released in the same update.
+  Result<void> set_record(std::uint32_t job, const std::string& record, bool release);
   Result<void> signal(std::uint32_t job, int signo);
-  Result<void> requeue(std::uint32_t job);
+  // Requeue a running batch job and hold it (so that it cannot restart before criusd gave it its
+  // new Cell). The error's code is Slurm's (ESLURM_BATCH_ONLY, ESLURM_DISABLED, ...).
+  Result<void> requeue_held(std::uint32_t job);
 };
 
 }  // namespace crius::slurm

@@ -17,8 +17,10 @@ nlohmann::json to_json(const Snapshot& s) {
                          {"partition", b.partition}, {"features", b.features},
                          {"tres_per_node", b.tres_per_node}, {"admin_comment", b.admin_comment},
                          {"nodes", b.nodes}, {"num_nodes", b.num_nodes},
-                         {"submit_time", b.submit_time}, {"start_time", b.start_time},
-                         {"restarts", b.restarts}});
+                         {"submit_time", b.submit_time}, {"start_time", b.start_time}, {"end_time", b.end_time},
+                         {"restarts", b.restarts}, {"priority", b.priority}, {"reason", b.reason}, {"requeued_held", b.requeued_held},
+                         {"begin_time", b.begin_time}, {"batch", b.batch}, {"requeue", b.requeue},
+                         {"user", b.user}, {"account", b.account}, {"qos", b.qos}});
   return j;
 }
 
@@ -49,7 +51,17 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& 
       job.num_nodes = b.value("num_nodes", 0);
       job.submit_time = b.value("submit_time", std::int64_t{0});
       job.start_time = b.value("start_time", std::int64_t{0});
+      job.end_time = b.value("end_time", std::int64_t{0});
       job.restarts = b.value("restarts", 0);
+      job.priority = b.value("priority", std::uint32_t{1});
+      job.reason = b.value("reason", "None");
+      job.requeued_held = b.value("requeued_held", false);
+      job.begin_time = b.value("begin_time", std::int64_t{0});
+      job.batch = b.value("batch", true);
+      job.requeue = b.value("requeue", true);
+      job.user = b.value("user", "");
+      job.account = b.value("account", "");
+      job.qos = b.value("qos", "");
       s.jobs.push_back(std::move(job));
     }
     return s;

@@ -32,8 +32,17 @@ struct SlurmJob {
   std::string admin_comment;  // the crius record, for crius jobs
   std::vector<std::string> nodes;  // allocated nodes (running jobs)
   int num_nodes = 0;
-  std::int64_t submit_time = 0, start_time = 0;
+  std::int64_t submit_time = 0, start_time = 0, end_time = 0;
   int restarts = 0;
+  // What decides whether Slurm could start the job now, and in which order.
+  std::uint32_t priority = 1;   // Slurm's priority; 0 = held
+  bool requeued_held = false;   // Slurm's "job requeued in held state"
+  std::string reason = "None";  // the pending reason as squeue shows it: None, Resources, Priority, Dependency, ...
+  std::int64_t begin_time = 0;  // --begin
+  // What decides whether a running job can come back after a requeue.
+  bool batch = true;            // srun and salloc jobs cannot be requeued
+  bool requeue = true;          // --requeue / JobRequeue allow it
+  std::string user, account, qos;
 };
 
 struct Snapshot {

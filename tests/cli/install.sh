@@ -21,6 +21,17 @@ for m in "$TOP"/man/*.[1-8]; do
   s=${m##*.}; expect "/usr/share/man/man$s/$(basename "$m")"
 done
 
+# The systemd unit: well-formed, criusd as SlurmUser with the lock in its runtime directory.
+unit=$stage/usr/lib/systemd/system/criusd.service
+if command -v systemd-analyze >/dev/null; then
+  # Only the installed binary and man page may be reported missing (they are under the stage).
+  bad=$(systemd-analyze verify "$unit" 2>&1 | grep -vE "is not executable|Command 'man " || true)
+  [ -z "$bad" ] || { echo "criusd.service: $bad"; fail=1; }
+fi
+grep -qx 'User=slurm' "$unit" && grep -qx 'NoNewPrivileges=yes' "$unit" &&
+  grep -q -- '--lock /run/criusd/criusd.lock' "$unit" && grep -qx 'RuntimeDirectory=criusd' "$unit" ||
+  { echo "criusd.service lacks its user, hardening or lock"; fail=1; }
+
 make -s -C "$TOP" B="$B" uninstall DESTDIR="$stage" prefix=/usr sysconfdir=/etc >/dev/null
 left=$(cd "$stage" && find . -type f)
 [ -z "$left" ] || { echo "left after uninstall:"; echo "$left"; fail=1; }

@@ -3,8 +3,9 @@
 #  1. a100 is full (a plain job): a crius job that job_submit put on a100 waits there;
 #     `criusd --once --dry-run` changes nothing; `criusd --once` moves it to the idle v100
 #     partition, where it starts.
-#  2. the plain job ends: criusd moves the running crius job back to the faster a100 — it
-#     receives the checkpoint signal, is requeued and restarts on a100. criusd is killed
+#  2. the plain job ends: criusd moves the running crius job (--crius-movable) back to the
+#     faster a100 — it receives the checkpoint signal, is requeued held, gets the a100 Cell,
+#     is released and restarts on a100. criusd is killed
 #     with SIGKILL right after it sent the signal and restarted: the move completes once
 #     (Restarts=1), as an uninterrupted run would.
 #  3. the plain job's settings are never changed.
@@ -37,6 +38,8 @@ inter_node_latency_us = 5.0
 interval_s = 1
 checkpoint_grace_s = 2
 max_moves_per_round = 1
+min_runtime_s = 0
+lock_file = "$TEST_TMP/criusd.lock"
 EOF2
 
 cat >"$TEST_TMP/inner.sh" <<'INNER'
@@ -61,7 +64,7 @@ echo "start on $SLURMD_NODENAME restarts=${SLURM_RESTART_COUNT:-0} gpus=$CUDA_VI
 trap 'echo "checkpoint on $SLURMD_NODENAME" >>progress.log' USR1
 for _ in $(seq 600); do sleep 0.2; done
 J
-id=$(sbatch --parsable -o job.out --open-mode=append --crius-model=bert__1.3B --crius-global-batch=256 job.sh) || fail "crius sbatch"
+id=$(sbatch --parsable -o job.out --open-mode=append --crius-model=bert__1.3B --crius-global-batch=256 --crius-movable job.sh) || fail "crius sbatch"
 sleep 1
 [ "$(job_field "$id" JobState)" = PENDING ] || fail "crius job should wait behind the plain job"
 [ "$(job_field "$id" Partition)" = a100 ] || fail "test premise: job_submit should choose a100, chose $(job_field "$id" Partition)"
@@ -90,7 +93,7 @@ for _ in $(seq 100); do grep -q "checkpoint job $id" loop1.err && break; sleep 0
 kill -9 "$pid"; wait "$pid" 2>/dev/null
 cat loop1.err
 grep -q "checkpoint job $id" loop1.err || fail "criusd did not start moving job $id to a100"
-job_field "$id" AdminComment | grep -q '"phase":"signalled"' || fail "move not recorded before the signal"
+job_field "$id" AdminComment | grep -qE '"phase":"signall(ing|ed)"' || fail "move not recorded before the signal"
 criusd 2>loop2.err & pid=$!
 for _ in $(seq 150); do
   [ "$(job_field "$id" Partition)" = a100 ] && [ "$(job_field "$id" JobState)" = RUNNING ] && break; sleep 0.2; done

@@ -30,6 +30,8 @@ gpus_per_node = 4
 intra_node_bw_gbs = 150.0
 inter_node_bw_gbs = 12.5
 inter_node_latency_us = 5.0
+[criusd]
+lock_file = "$TEST_TMP/criusd.lock"
 EOF2
 
 cat >"$TEST_TMP/inner.sh" <<'INNER'

@@ -4,6 +4,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cstdlib>
+#include <map>
+#include <vector>
 #include <string>
 
 #include "slurm_plugin/criusd/controller.h"
@@ -141,7 +143,8 @@ BOOST_FIXTURE_TEST_CASE(pending_job_moves_to_the_idle_type, Fixture) {
   BOOST_TEST(to_string(a.kind) == std::string("update_pending"));
   BOOST_TEST(a.to.gpu == "v100");
   BOOST_TEST(a.to.partition == "v100");
-  auto rec = job::parse_record(a.record);
+  BOOST_TEST(a.before.empty());
+  auto rec = job::parse_record(a.after);
   BOOST_TEST_REQUIRE((rec && rec->ok()));
   BOOST_TEST(rec->value().cell.partition == "v100");
   // The record carries the plan of the new Cell, chosen by criusd.
@@ -190,18 +193,31 @@ BOOST_FIXTURE_TEST_CASE(a_move_in_flight_continues_after_a_restart, Fixture) {
   BOOST_TEST_REQUIRE(r2.ok(), why(r2));
   BOOST_TEST_REQUIRE(r2->actions.size() == 1u);
   BOOST_TEST(to_string(r2->actions[0].kind) == std::string("requeue"));
-  BOOST_TEST(job::parse_record(r2->actions[0].record)->value().move->phase == "requeued");
+  // Written before the requeue (a restart then requeues again) and after it.
+  BOOST_TEST(job::parse_record(r2->actions[0].before)->value().move->phase == "requeuing");
+  BOOST_TEST(job::parse_record(r2->actions[0].after)->value().move->phase == "requeued");
 
-  // Requeued and pending: the target Cell is applied once and the move cleared.
+  // criusd died between its two writes: the next round requeues again, whatever the time.
+  s.jobs[0].admin_comment = r2->actions[0].before;
+  s.now = 132;
+  auto again = c.decide(s);
+  BOOST_TEST_REQUIRE(again.ok(), why(again));
+  BOOST_TEST_REQUIRE(again->actions.size() == 1u);
+  BOOST_TEST(to_string(again->actions[0].kind) == std::string("requeue"));
+
+  // Requeued, held and pending: the target Cell is applied once and the move cleared.
   s.jobs[0].state = "PENDING";
   s.jobs[0].nodes.clear();
-  s.jobs[0].admin_comment = r2->actions[0].record;
+  s.jobs[0].priority = 0;
+  s.jobs[0].reason = "JobHeldAdmin";
+  s.jobs[0].admin_comment = r2->actions[0].after;
   auto r3 = c.decide(s);
   BOOST_TEST_REQUIRE(r3.ok(), why(r3));
   BOOST_TEST_REQUIRE(r3->actions.size() == 1u);
   BOOST_TEST(to_string(r3->actions[0].kind) == std::string("finish_move"));
+  BOOST_TEST(r3->actions[0].release);  // the hold of criusd's requeue is lifted
   BOOST_TEST(r3->actions[0].to.gpu == "a100");
-  auto done = job::parse_record(r3->actions[0].record)->value();
+  auto done = job::parse_record(r3->actions[0].after)->value();
   BOOST_TEST(!done.move.has_value());
   BOOST_TEST(done.cell.gpu == "a100");
   BOOST_TEST(done.plan.world_size() == done.cell.gpus());
@@ -230,6 +246,7 @@ BOOST_FIXTURE_TEST_CASE(running_job_grows_when_gpus_are_idle, Fixture) {
              node("v100-2", "v100", 0)};
   job::Record long_job = make_record("a100:1x2:1", "a100");
   long_job.request.iters = 100000;
+  long_job.request.movable = true;
   s.jobs = {slurm_job(9, "RUNNING", job::to_text(long_job), {"a100-1"}, "gres:gpu:2")};
   s.jobs[0].start_time = 4000;
   Controller c(*cluster, {});
@@ -240,8 +257,193 @@ BOOST_FIXTURE_TEST_CASE(running_job_grows_when_gpus_are_idle, Fixture) {
   BOOST_TEST(a.job == 9u);
   BOOST_TEST(to_string(a.kind) == std::string("checkpoint"));
   BOOST_TEST(a.to.nodes * a.to.gpus_per_node > 2, "target " << a.to.gpus_per_node << " x " << a.to.nodes);
-  auto rec = job::parse_record(a.record);
+  // Recorded before the signal (a restart signals again) and after it, with the time of the move.
+  auto before = job::parse_record(a.before);
+  BOOST_TEST_REQUIRE((before && before->ok()));
+  BOOST_TEST(before->value().move->phase == "signalling");
+  auto rec = job::parse_record(a.after);
   BOOST_TEST_REQUIRE((rec && rec->ok()));
   BOOST_TEST_REQUIRE(rec->value().move.has_value());
   BOOST_TEST(rec->value().move->phase == "signalled");
+  BOOST_TEST((rec->value().moved_at == std::vector<std::int64_t>{5000}));
+  // A step that fails for good drops the move and keeps the job where it is.
+  auto abandon = job::parse_record(a.abandon);
+  BOOST_TEST_REQUIRE((abandon && abandon->ok()));
+  BOOST_TEST(!abandon->value().move.has_value());
+  BOOST_TEST((abandon->value().cell == long_job.cell));
+}
+
+// The same idle cluster, and running jobs criusd must leave where they are.
+BOOST_FIXTURE_TEST_CASE(running_jobs_that_cannot_come_back_stay, Fixture) {
+  job::Record long_job = make_record("a100:1x2:1", "a100");
+  long_job.request.iters = 100000;
+  long_job.request.movable = true;
+  auto running = [&](const job::Record& r) {
+    SlurmJob j = slurm_job(9, "RUNNING", job::to_text(r), {"a100-1"}, "gres:gpu:2");
+    j.start_time = 4000;
+    return j;
+  };
+  auto decide = [&](const SlurmJob& j, ControllerOptions o = {}) {
+    Snapshot s;
+    s.now = 5000;
+    s.nodes = {node("a100-1", "a100", 2), node("a100-2", "a100", 0), node("v100-1", "v100", 0),
+               node("v100-2", "v100", 0)};
+    s.jobs = {j};
+    Controller c(*cluster, o);
+    auto round = c.decide(s);
+    BOOST_TEST_REQUIRE(round.ok(), why(round));
+    BOOST_TEST_REQUIRE(round->jobs.size() == 1u);
+    return std::make_pair(round->actions.size(), round->jobs[0].considered);
+  };
+  BOOST_TEST(decide(running(long_job)).first == 1u);  // the control: this one moves
+
+  job::Record not_opted = long_job;
+  not_opted.request.movable = false;
+  auto [n1, why1] = decide(running(not_opted));
+  BOOST_TEST(n1 == 0u);
+  BOOST_TEST(why1.find("--crius-movable") != std::string::npos, why1);
+
+  SlurmJob interactive = running(long_job);
+  interactive.batch = false;
+  BOOST_TEST(decide(interactive).first == 0u);
+
+  SlurmJob no_requeue = running(long_job);
+  no_requeue.requeue = false;
+  BOOST_TEST(decide(no_requeue).first == 0u);
+
+  SlurmJob young = running(long_job);
+  young.start_time = 4900;  // 100 s of 600
+  BOOST_TEST(decide(young).first == 0u);
+
+  job::Record failed = long_job;
+  failed.unmovable = "requeue: Requested operation is presently disabled";
+  BOOST_TEST(decide(running(failed)).first == 0u);
+
+  job::Record moved = long_job;
+  moved.moved_at = {4500};
+  BOOST_TEST(decide(running(moved)).first == 0u);  // one move per hour
+  moved.moved_at = {1000};
+  BOOST_TEST(decide(running(moved)).first == 1u);  // more than an hour ago
+
+  ControllerOptions per_user;  // the job's own limit lifted: its user's limit holds it
+  per_user.max_moves_per_job_per_hour = 16;
+  per_user.max_moves_per_user_per_hour = 1;
+  moved.moved_at = {4500};
+  auto [n3, why3] = decide(running(moved), per_user);
+  BOOST_TEST(n3 == 0u);
+  BOOST_TEST(why3.find("max_moves_per_user_per_hour") != std::string::npos, why3);
+
+  ControllerOptions skip;
+  skip.skip_users = {"alice"};
+  SlurmJob alices = running(long_job);
+  alices.user = "alice";
+  auto [n2, why2] = decide(alices, skip);
+  BOOST_TEST(n2 == 0u);
+  BOOST_TEST(why2.find("skip list") != std::string::npos, why2);
+
+  ControllerOptions none;
+  none.max_moves_per_round = 0;
+  BOOST_TEST(decide(running(long_job), none).first == 0u);
+}
+
+// Pending jobs Slurm would not start now are never moved, and the policy sees the others in
+// Slurm's priority order.
+BOOST_FIXTURE_TEST_CASE(only_jobs_slurm_could_start_in_priority_order, Fixture) {
+  Snapshot s;
+  s.now = 5000;
+  // a100 full with jobs criusd does not know; 2 v100 GPUs free, enough for one of the jobs.
+  s.nodes = {node("a100-1", "a100", 8), node("a100-2", "a100", 8), node("v100-1", "v100", 6),
+             node("v100-2", "v100", 8)};
+  s.jobs = {slurm_job(1, "RUNNING", "", {"a100-1"}), slurm_job(2, "RUNNING", "", {"a100-2"}),
+            slurm_job(3, "RUNNING", "", {"v100-2"})};
+  s.jobs[2].partition = "v100";
+  const std::string rec = record("a100:1x8:1", "a100");
+  SlurmJob held = slurm_job(10, "PENDING", rec);
+  held.priority = 0;
+  held.reason = "JobHeldUser";
+  SlurmJob dependent = slurm_job(11, "PENDING", rec);
+  dependent.reason = "Dependency";
+  SlurmJob later = slurm_job(12, "PENDING", rec);
+  later.reason = "BeginTime";
+  later.begin_time = 9000;
+  SlurmJob low = slurm_job(13, "PENDING", rec);  // submitted first, lower priority
+  low.priority = 100;
+  SlurmJob high = slurm_job(14, "PENDING", rec);
+  high.priority = 5000;
+  s.jobs.insert(s.jobs.end(), {held, dependent, later, low, high});
+  Controller c(*cluster, {});
+  auto round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  for (const auto& a : round->actions) BOOST_TEST_MESSAGE(a.job << " -> " << estimator::describe(a.to));
+  BOOST_TEST_REQUIRE(round->actions.size() == 1u);
+  BOOST_TEST(round->actions[0].job == 14u);  // the higher priority gets the free v100 node
+  BOOST_TEST(round->actions[0].to.gpu == "v100");
+  std::map<std::uint32_t, std::string> considered;
+  for (const auto& st : round->jobs) considered[st.job] = st.considered;
+  BOOST_TEST(considered[10] == "no: held");
+  BOOST_TEST(considered[11] == "no: waits for a dependency");
+  BOOST_TEST(considered[12] == "no: waits for its begin time");
+  BOOST_TEST(considered[13] == "policy");
+
+  // The same with the priorities swapped: the other job gets it.
+  s.jobs[6].priority = 5000;
+  s.jobs[7].priority = 100;
+  auto swapped = c.decide(s);
+  BOOST_TEST_REQUIRE(swapped.ok(), why(swapped));
+  BOOST_TEST_REQUIRE(swapped->actions.size() == 1u);
+  BOOST_TEST(swapped->actions[0].job == 13u);
+}
+
+// A job that saves its checkpoint and exits on the signal ends COMPLETED (or FAILED): criusd
+// requeues it anyway, held, and finishes the move. A job cancelled or ended before the move
+// stays ended.
+BOOST_FIXTURE_TEST_CASE(a_job_that_exits_on_the_signal_is_still_moved, Fixture) {
+  job::Record rec = make_record("v100:1x8:1", "v100");
+  rec.move = job::Move{{"a100", "a100", 1, 8, 1}, "signalled", 100, "upgrade"};
+  Snapshot s;
+  s.now = 105;
+  s.nodes = {node("a100-1", "a100", 0), node("a100-2", "a100", 0), node("v100-1", "v100", 0),
+             node("v100-2", "v100", 0)};
+  SlurmJob j = slurm_job(7, "COMPLETED", job::to_text(rec));
+  j.partition = "v100";
+  j.end_time = 103;
+  Controller c(*cluster, {});
+  auto decide = [&](const SlurmJob& job) {
+    s.jobs = {job};
+    auto r = c.decide(s);
+    BOOST_TEST_REQUIRE(r.ok(), why(r));
+    return r->actions;
+  };
+  auto acts = decide(j);
+  BOOST_TEST_REQUIRE(acts.size() == 1u);
+  BOOST_TEST(to_string(acts[0].kind) == std::string("requeue"));
+  BOOST_TEST(acts[0].before.empty());  // Slurm does not update a finished job
+  BOOST_TEST(job::parse_record(acts[0].after)->value().move->phase == "requeued");
+
+  SlurmJob failed = j;
+  failed.state = "FAILED";
+  BOOST_TEST(decide(failed).size() == 1u);
+  SlurmJob cancelled = j;
+  cancelled.state = "CANCELLED";
+  BOOST_TEST(decide(cancelled).empty());
+  SlurmJob ended_before = j;
+  ended_before.end_time = 99;
+  BOOST_TEST(decide(ended_before).empty());
+
+  // Killed before it wrote "requeued": the job is pending, held by the requeue, still
+  // "signalled"; the next criusd applies the Cell and lifts its own hold.
+  SlurmJob held = j;
+  held.state = "PENDING";
+  held.priority = 0;
+  held.reason = "JobHeldUser";
+  held.requeued_held = true;
+  acts = decide(held);
+  BOOST_TEST_REQUIRE(acts.size() == 1u);
+  BOOST_TEST(to_string(acts[0].kind) == std::string("finish_move"));
+  BOOST_TEST(acts[0].release);
+  // Held by its user instead (no requeue): the Cell, and the hold stays.
+  held.requeued_held = false;
+  acts = decide(held);
+  BOOST_TEST_REQUIRE(acts.size() == 1u);
+  BOOST_TEST(!acts[0].release);
 }
