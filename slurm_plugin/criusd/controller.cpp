@@ -481,6 +481,11 @@ Result<Round> Controller::decide(const Snapshot& snap) {
                             std::to_string(m_options.max_moves_per_round) + " per round used");
       continue;
     }
+    if (job::Record check = rec; !replan(m_cluster, check, to)) {  // checked before anything is sent
+      round.notes.push_back("job " + std::to_string(sj->id) + ": no feasible plan in " + estimator::describe(to) +
+                            "; not moved");
+      continue;
+    }
     --budget;
     a.abandon = job::to_text(rec);
     rec.moved_at.push_back(snap.now);
