@@ -149,6 +149,9 @@ sleep 1
 for step in none record signal requeue update; do
   id=$(sbatch --parsable -o "job.%j.out" --crius-movable "${small[@]}" loop.sh)
   wait_state "$id" RUNNING
+  # RUNNING comes before the script runs: signalled before its trap is set, the shell would die.
+  for _ in $(seq 150); do grep -q "^start $id " starts.log 2>/dev/null && break; sleep 0.2; done
+  grep -q "^start $id " starts.log || fail "job $id did not start its script"
   if [ "$step" != none ]; then
     criusd --die-after "$step" 2>"die.$step.err"; rc=$?
     [ $rc = 137 ] || { cat "die.$step.err"; fail "criusd --die-after $step exited $rc"; }
