@@ -4,8 +4,12 @@
 #include <mpi.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -38,6 +42,67 @@ int finish(int code) {
   return code;
 }
 
+// --emulate: no model and no MPI; every rank sleeps through each iteration for the
+// estimator's iteration time of the job's plan (or --iter-time) divided by the time scale,
+// so that a replayed trace runs at the speed of the Cell each job really got, at almost no
+// CPU cost. Rank 0 (RANK, set by crius-launch) keeps the checkpoint: the iteration count.
+int emulate(long long steps, double iter_time_s, double time_scale, const std::string& checkpoint_dir,
+            int checkpoint_every, bool resume, bool quiet) {
+  const char* rank_env = std::getenv("RANK");
+  const bool rank0 = !rank_env || std::atoi(rank_env) == 0;
+  const std::string ckpt = checkpoint_dir.empty() ? "" : checkpoint_dir + "/crius-train.emulate";
+  long long step = 0;
+  if (resume && !ckpt.empty()) {
+    std::ifstream in(ckpt);
+    std::string word;
+    long long at = 0;
+    if (in >> word >> at && word == "step" && at >= 0) {
+      step = at;
+      if (rank0) std::cout << "crius-train: resumed from " << ckpt << " at step " << step << std::endl;
+    }
+  }
+  auto save = [&](long long at) {
+    if (!rank0) return true;
+    mkdir(checkpoint_dir.c_str(), 0755);
+    const std::string tmp = ckpt + ".tmp";
+    { std::ofstream(tmp) << "step " << at << "\n"; }
+    return std::rename(tmp.c_str(), ckpt.c_str()) == 0;
+  };
+  const auto wall_per_step = std::chrono::duration<double>(iter_time_s / time_scale);
+  auto next = std::chrono::steady_clock::now();
+  for (; step < steps; ++step) {
+    next += std::chrono::duration_cast<std::chrono::steady_clock::duration>(wall_per_step);
+    while (!g_checkpoint && std::chrono::steady_clock::now() < next)
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(next - std::chrono::steady_clock::now(),
+                                                                                 std::chrono::milliseconds(100)));
+    if (g_checkpoint) break;  // the iteration in progress is lost, as in training
+    if (rank0 && !quiet) std::printf("crius-train: step %lld (emulated, %.3f s)\n", step, iter_time_s);
+    if (checkpoint_every > 0 && (step + 1) % checkpoint_every == 0 && !ckpt.empty()) {
+      if (!save(step + 1)) {
+        std::cerr << "crius-train: cannot write " << ckpt << ": " << std::strerror(errno) << "\n";
+        return 1;
+      }
+    }
+    std::fflush(stdout);
+  }
+  if (g_checkpoint) {
+    if (ckpt.empty()) {
+      if (rank0) std::cerr << "crius-train: checkpoint signal received but no --checkpoint-dir; stopping\n";
+      return 1;
+    }
+    if (!save(step)) {
+      std::cerr << "crius-train: cannot write " << ckpt << ": " << std::strerror(errno) << "\n";
+      return 1;
+    }
+    if (rank0) std::printf("crius-train: checkpoint %s at step %lld\ncrius-train: stopped after the checkpoint signal at step %lld\n",
+                           ckpt.c_str(), step, step);
+    return 0;
+  }
+  if (rank0)
+    std::printf("crius-train: emulated %lld iterations of %.6f s at time scale %g\n", steps, iter_time_s, time_scale);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -46,7 +111,8 @@ int main(int argc, char** argv) {
   int steps = 5, checkpoint_every = 0, samples = 0, warmup = 1;
   double lr = 0.05, tolerance = -1;
   std::string dtype = "fp64", checkpoint_dir, signal_name = "USR1", device = "cpu", report;
-  bool verify = false, resume = false, quiet = false, no_estimate = false;
+  bool verify = false, resume = false, quiet = false, no_estimate = false, emulate_only = false;
+  double iter_time = 0, time_scale = 1;
   tr::ModelConfig mc;
   mc.layers = 0;
   app.add_option("--steps", steps, "iterations to run (total, counting resumed ones)")->check(CLI::Range(1, 1000000));
@@ -74,6 +140,10 @@ int main(int argc, char** argv) {
   app.add_option("--report", report, "write a JSON report (rank 0)");
   app.add_flag("--no-estimate", no_estimate, "skip measuring this machine and the estimator's prediction");
   app.add_flag("-q,--quiet", quiet, "no per-iteration lines");
+  app.add_flag("--emulate", emulate_only, "run no model: each iteration lasts the job's estimated iteration time");
+  app.add_option("--iter-time", iter_time, "--emulate: seconds per iteration (default: $CRIUS_EST_ITER_S)")
+      ->check(CLI::Range(1e-6, 1e6));
+  app.add_option("--time-scale", time_scale, "--emulate: emulated seconds per wall second (1)")->check(CLI::Range(1e-3, 1e6));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -98,7 +168,21 @@ int main(int argc, char** argv) {
   sa.sa_flags = SA_RESTART;
   sigaction(sig, &sa, nullptr);
 
-  MPI_Init(&argc, &argv);
+  if (emulate_only) {
+    if (iter_time <= 0) {
+      const char* e = std::getenv("CRIUS_EST_ITER_S");
+      char* end = nullptr;
+      iter_time = e ? std::strtod(e, &end) : 0;
+      if (!e || end == e || *end || !(iter_time > 0 && iter_time < 1e6))
+        return std::fputs("crius-train: --emulate: no iteration time: give --iter-time, or run in a crius job "
+                          "(CRIUS_EST_ITER_S)\n", stderr), 2;
+    }
+    if (app.count("--steps") == 0) {
+      const char* e = std::getenv("CRIUS_ITERS");
+      if (e && std::atoll(e) > 0) steps = std::atoll(e);
+    }
+    return emulate(steps, iter_time, time_scale, checkpoint_dir, checkpoint_every, resume, quiet);
+  }  MPI_Init(&argc, &argv);
   int wr = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &wr);
   auto err = [&](const std::string& msg, int code) {
@@ -107,6 +191,7 @@ int main(int argc, char** argv) {
   };
   auto rt = cl::Runtime::init(MPI_COMM_WORLD);
   if (!rt) return err(rt.error(), 2);
+
   const cl::Plan& plan = (*rt)->plan();
   if (mc.layers == 0) mc.layers = plan.has_layers() ? plan.num_layers() : std::max(4, plan.pp());
   if (samples == 0) samples = plan.micro_batch_size * plan.stages[0].dp;
