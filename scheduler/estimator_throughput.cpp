@@ -20,19 +20,19 @@ static Perf to_perf(const estimator::Estimate& e) {
   return p;
 }
 
-Perf EstimatorThroughput::best(const std::string& model_id, int batch, const Cell& shape) {
+Perf EstimatorThroughput::do_best(const std::string& model_id, int batch, const Cell& shape, RuntimeChoice rt) {
   const estimator::Model* m = model(model_id);
   if (!m) return Perf{false, 0, 0, 0, "unknown model '" + model_id + "'"};
   estimator::Request req;
   req.model = *m;
   req.global_batch = batch;
-  req.runtime = m_runtime;
+  req.runtime = rt.value_or(m_runtime);
   return to_perf(estimator::best_for_allocation(req, m_cluster, shape.gpu, shape.nodes,
                                                 shape.gpus_per_node));
 }
 
-Perf EstimatorThroughput::data_parallel(const std::string& model_id, int batch,
-                                        const Cell& shape) {
+Perf EstimatorThroughput::do_data_parallel(const std::string& model_id, int batch, const Cell& shape,
+                                           RuntimeChoice rt) {
   const estimator::Model* m = model(model_id);
   if (!m) return Perf{false, 0, 0, 0, "unknown model '" + model_id + "'"};
   const estimator::Partition* part = nullptr;
@@ -45,7 +45,7 @@ Perf EstimatorThroughput::data_parallel(const std::string& model_id, int batch,
   estimator::Request req;
   req.model = *m;
   req.global_batch = batch;
-  req.runtime = m_runtime;
+  req.runtime = rt.value_or(m_runtime);
   req.pins.tp = 1;
   req.pins.dp = shape.gpus();
   estimator::Cell cell{part->name, shape.gpu, shape.nodes, shape.gpus_per_node, 1};

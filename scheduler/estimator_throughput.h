@@ -16,14 +16,14 @@ class EstimatorThroughput final : public ThroughputSource {
   explicit EstimatorThroughput(const estimator::Cluster& cluster,
                                estimator::Runtime runtime = estimator::Runtime::megatron)
       : m_cluster(cluster), m_runtime(runtime) {}
-  // Best plan over stage counts for the allocation (estimator::best_for_allocation).
-  Perf best(const std::string& model, int batch, const Cell& shape) override;
-  // One stage, tp = 1, dp = all GPUs: pure data parallelism.
-  Perf data_parallel(const std::string& model, int batch, const Cell& shape) override;
   Result<void> check_model(const std::string& model) override;
   std::string describe() const override;
 
  private:
+  // Best plan over stage counts for the allocation (estimator::best_for_allocation).
+  Perf do_best(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt) override;
+  // One stage, tp = 1, dp = all GPUs: pure data parallelism.
+  Perf do_data_parallel(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt) override;
   const estimator::Model* model(const std::string& id);
   const estimator::Cluster& m_cluster;
   estimator::Runtime m_runtime;

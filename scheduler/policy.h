@@ -36,9 +36,9 @@ struct Context {
 
   FreeMap free_map() const { return FreeMap(cluster, &tie); }
 
-  Perf best(const Job& j, const Cell& s) const { return tput.best(j.model, j.global_batch, s); }
+  Perf best(const Job& j, const Cell& s) const { return tput.best(j.model, j.global_batch, s, j.runtime); }
   Perf dp(const Job& j, const Cell& s) const {
-    return tput.data_parallel(j.model, j.global_batch, s);
+    return tput.data_parallel(j.model, j.global_batch, s, j.runtime);
   }
   // Some shape of `gpus` GPUs of `gpu` fits the job in memory (Cell-optimal plan).
   bool feasible(const Job& j, const std::string& gpu, int gpus) const;

@@ -23,7 +23,7 @@ static Result<void> check_allocation(const ClusterState& cluster, const Job& job
       return make_error(who + "allocation mixes partitions or GPU types (node " + n.name + ")");
   }
   if (!memory) return {};
-  Perf p = tput.best(job.model, job.global_batch, a.shape);
+  Perf p = tput.best(job.model, job.global_batch, a.shape, job.runtime);
   if (!p.feasible)
     return make_error(who + "Cell " + a.shape.gpu + " " + std::to_string(a.shape.nodes) + "x" +
                       std::to_string(a.shape.gpus_per_node) + " is not feasible: " + p.why);
@@ -111,7 +111,7 @@ Result<std::vector<Decision>> Scheduler::decide(const ClusterState& cluster,
     d.target = t.alloc;
     d.opportunistic = t.opportunistic;
     d.reason = t.reason;
-    if (!t.alloc.empty()) d.target.shape.stages = m_tput.best(j.model, j.global_batch, t.alloc.shape).stages;
+    if (!t.alloc.empty()) d.target.shape.stages = m_tput.best(j.model, j.global_batch, t.alloc.shape, j.runtime).stages;
     bool was = j.state == JobState::running;
     if (!was && t.alloc.empty()) continue;
     if (was && t.alloc.empty()) {

@@ -178,7 +178,7 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
       if (j.state != JobState::running) continue;
       ++running;
       busy += j.alloc.shape.gpus();
-      Perf p = tput.best(j.model, j.global_batch, j.alloc.shape);
+      Perf p = tput.best(j.model, j.global_batch, j.alloc.shape, j.runtime);
       double eff = std::max(now, j.restart_until);
       double end = next;
       if (eff < next) {

@@ -18,28 +18,29 @@ size_t CachedThroughput::KeyHash::operator()(const Key& k) const {
   h = h * 1000003 + static_cast<size_t>(k.batch);
   h = h * 131 + static_cast<size_t>(k.nodes);
   h = h * 131 + static_cast<size_t>(k.gpn);
+  h = h * 7 + static_cast<size_t>(k.runtime + 1);
   return h * 2 + (k.dp ? 1 : 0);
 }
 
-Perf CachedThroughput::lookup(const Key& k, const std::string& model, int batch,
-                              const Cell& shape) {
+Perf CachedThroughput::lookup(const Key& k, const std::string& model, int batch, const Cell& shape,
+                              RuntimeChoice rt) {
   auto it = m_cache.find(k);
   if (it != m_cache.end()) return it->second;
   ++m_misses;
-  Perf p = k.dp ? m_inner.data_parallel(model, batch, shape) : m_inner.best(model, batch, shape);
+  Perf p = k.dp ? m_inner.data_parallel(model, batch, shape, rt) : m_inner.best(model, batch, shape, rt);
   if (m_max_entries && m_cache.size() >= m_max_entries) m_cache.clear();  // bounded: start over
   m_cache.emplace(k, p);
   return p;
 }
 
-Perf CachedThroughput::best(const std::string& model, int batch, const Cell& shape) {
-  return lookup(Key{model, shape.gpu, batch, shape.nodes, shape.gpus_per_node, false}, model,
-                batch, shape);
+Perf CachedThroughput::do_best(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt) {
+  return lookup(Key{model, shape.gpu, batch, shape.nodes, shape.gpus_per_node, false, rt ? static_cast<int>(*rt) : -1},
+                model, batch, shape, rt);
 }
 
-Perf CachedThroughput::data_parallel(const std::string& model, int batch, const Cell& shape) {
-  return lookup(Key{model, shape.gpu, batch, shape.nodes, shape.gpus_per_node, true}, model,
-                batch, shape);
+Perf CachedThroughput::do_data_parallel(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt) {
+  return lookup(Key{model, shape.gpu, batch, shape.nodes, shape.gpus_per_node, true, rt ? static_cast<int>(*rt) : -1},
+                model, batch, shape, rt);
 }
 
 Result<void> CachedThroughput::save(const std::string& path) const {
@@ -144,10 +145,10 @@ Result<std::unique_ptr<TableThroughput>> TableThroughput::load(const std::string
   return table;
 }
 
-Perf TableThroughput::best(const std::string& model, int batch, const Cell& shape) {
+Perf TableThroughput::do_best(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt) {
   auto it = m_rows.find(table_key(model, batch, shape));
   if (it != m_rows.end()) return it->second;
-  if (m_fallback) return m_fallback->best(model, batch, shape);
+  if (m_fallback) return m_fallback->best(model, batch, shape, rt);
   Perf p;
   p.why = "no measurement in " + m_path;
   return p;
@@ -155,14 +156,14 @@ Perf TableThroughput::best(const std::string& model, int batch, const Cell& shap
 
 // A measured table holds the best plan only; pure data parallelism comes from the
 // fallback (the estimator) when there is one, else the table value stands in.
-Perf TableThroughput::data_parallel(const std::string& model, int batch, const Cell& shape) {
+Perf TableThroughput::do_data_parallel(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt) {
   auto it = m_dp_rows.find(table_key(model, batch, shape));
   if (it != m_dp_rows.end()) return it->second;
   if (m_fallback) {
-    Perf dp = m_fallback->data_parallel(model, batch, shape);
+    Perf dp = m_fallback->data_parallel(model, batch, shape, rt);
     if (dp.feasible || m_rows.find(table_key(model, batch, shape)) == m_rows.end()) return dp;
   }
-  return best(model, batch, shape);
+  return do_best(model, batch, shape, rt);
 }
 
 Result<void> TableThroughput::check_model(const std::string& model) {

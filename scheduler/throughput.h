@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -26,16 +27,28 @@ struct Perf {
   std::string why;             // when infeasible
 };
 
+// The runtime profile a speed is asked for: none means the source's own (crius-sim's
+// --runtime); criusd asks for each job's.
+using RuntimeChoice = std::optional<estimator::Runtime>;
+
 class ThroughputSource {
  public:
   virtual ~ThroughputSource() = default;
-  virtual Perf best(const std::string& model, int batch, const Cell& shape) = 0;
-  virtual Perf data_parallel(const std::string& model, int batch, const Cell& shape) {
-    return best(model, batch, shape);
+  Perf best(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt = std::nullopt) {
+    return do_best(model, batch, shape, rt);
+  }
+  Perf data_parallel(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt = std::nullopt) {
+    return do_data_parallel(model, batch, shape, rt);
   }
   // Error (listing close matches) when the model is unknown to this source.
   virtual Result<void> check_model(const std::string& model) = 0;
   virtual std::string describe() const = 0;
+
+ protected:
+  virtual Perf do_best(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt) = 0;
+  virtual Perf do_data_parallel(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt) {
+    return do_best(model, batch, shape, rt);
+  }
 };
 
 // Memoises another source per (model, batch, gpu, nodes, gpus_per_node).
@@ -45,8 +58,6 @@ class CachedThroughput final : public ThroughputSource {
   // criusd bounds it, a simulation keeps a run's speeds).
   explicit CachedThroughput(ThroughputSource& inner, size_t max_entries = 0)
       : m_inner(inner), m_max_entries(max_entries) {}
-  Perf best(const std::string& model, int batch, const Cell& shape) override;
-  Perf data_parallel(const std::string& model, int batch, const Cell& shape) override;
   Result<void> check_model(const std::string& model) override { return m_inner.check_model(model); }
   std::string describe() const override { return m_inner.describe(); }
   size_t misses() const { return m_misses; }
@@ -55,16 +66,19 @@ class CachedThroughput final : public ThroughputSource {
   Result<void> save(const std::string& path) const;
 
  private:
+  Perf do_best(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt) override;
+  Perf do_data_parallel(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt) override;
   struct Key {
     std::string model, gpu;
     int batch, nodes, gpn;
     bool dp;
+    int runtime;  // -1: the inner source's own
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
     size_t operator()(const Key& k) const;
   };
-  Perf lookup(const Key& k, const std::string& model, int batch, const Cell& shape);
+  Perf lookup(const Key& k, const std::string& model, int batch, const Cell& shape, RuntimeChoice rt);
   ThroughputSource& m_inner;
   std::unordered_map<Key, Perf, KeyHash> m_cache;
   size_t m_max_entries = 0;
@@ -82,13 +96,14 @@ class TableThroughput final : public ThroughputSource {
  public:
   static Result<std::unique_ptr<TableThroughput>> load(const std::string& path);
   void set_fallback(ThroughputSource* fallback) { m_fallback = fallback; }
-  Perf best(const std::string& model, int batch, const Cell& shape) override;
-  Perf data_parallel(const std::string& model, int batch, const Cell& shape) override;
   Result<void> check_model(const std::string& model) override;
   std::string describe() const override;
   size_t rows() const { return m_rows.size(); }
 
  private:
+  // Measured speeds have no runtime profile: `rt` only reaches the fallback.
+  Perf do_best(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt) override;
+  Perf do_data_parallel(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt) override;
   std::string m_path;
   std::unordered_map<std::string, Perf> m_rows;   // key: model|batch|gpu|nodes|gpn
   std::unordered_map<std::string, Perf> m_dp_rows;  // from dp_iter_time_s

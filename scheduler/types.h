@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,7 @@ struct Job {
   double submit_time = 0;
   double priority = 0;          // the resource manager's priority: higher goes first (criusd: Slurm's)
   double deadline = std::numeric_limits<double>::infinity();
+  std::optional<estimator::Runtime> runtime;  // the job's runtime profile; none: the source's own
   // Dynamic state, owned by the driver.
   JobState state = JobState::pending;
   double done_iterations = 0;

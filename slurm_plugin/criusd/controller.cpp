@@ -269,7 +269,7 @@ Result<Round> Controller::decide(const Snapshot& snap) {
       status.problem = "model given as a file: criusd leaves it in its Cell";
     } else if (auto ok = tput.check_model(rec.request.model); !ok) {
       status.problem = ok.error();
-    } else if (auto p = tput.best(rec.request.model, rec.request.global_batch, shape); p.feasible) {
+    } else if (auto p = tput.best(rec.request.model, rec.request.global_batch, shape, rec.request.runtime); p.feasible) {
       status.est_iter_time_s = p.iter_time_s;
     }
     auto skip = [&](const std::string& why) {
@@ -371,6 +371,7 @@ Result<Round> Controller::decide(const Snapshot& snap) {
     job.name = std::to_string(sj.id);
     job.model = rec.request.model;
     job.global_batch = rec.request.global_batch;
+    job.runtime = rec.request.runtime;
     job.req_gpu = rec.cell.gpu;
     job.req_gpus = rec.cell.nodes * rec.cell.gpus_per_node;
     job.iterations = rec.request.iters ? static_cast<double>(*rec.request.iters) : m_options.default_iterations;
@@ -454,8 +455,8 @@ Result<Round> Controller::decide(const Snapshot& snap) {
     a.from = rec.cell;
     a.to = to;
     a.reason = d.reason;
-    sch::Perf before = tput.best(job.model, job.global_batch, rec.cell);
-    sch::Perf after = tput.best(job.model, job.global_batch, to);
+    sch::Perf before = tput.best(job.model, job.global_batch, rec.cell, job.runtime);
+    sch::Perf after = tput.best(job.model, job.global_batch, to, job.runtime);
     a.from_samples_per_s = before.feasible ? before.samples_per_s : 0;
     a.to_samples_per_s = after.feasible ? after.samples_per_s : 0;
     a.gain_samples_per_s = a.to_samples_per_s - a.from_samples_per_s;
