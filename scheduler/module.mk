@@ -2,7 +2,7 @@
 # baselines) in $(B)/libcrius_sched.a, and crius-sim.
 SCHED_SRCS := scheduler/types.cpp scheduler/throughput.cpp \
   scheduler/placement.cpp scheduler/policy.cpp scheduler/scheduler.cpp \
-  scheduler/simulator.cpp scheduler/report.cpp \
+  scheduler/simulator.cpp scheduler/report.cpp scheduler/live.cpp \
   scheduler/policies/crius.cpp scheduler/policies/fcfs.cpp scheduler/policies/gandiva.cpp \
   scheduler/policies/gavel.cpp scheduler/policies/elasticflow_ls.cpp scheduler/policies/sia.cpp
 SCHED_SRCS += scheduler/estimator_throughput.cpp
@@ -20,4 +20,9 @@ $(B)/bin/crius-sim: EXTRA_LIBS += $(GLPK_LIBS)
 
 UNIT_TEST_ARCHIVES += $(LIBCRIUS_SCHED)
 UNIT_TEST_LIBS += $(GLPK_LIBS)
-MANPAGES += man/crius-sim.1 man/crius.7
+MANPAGES += man/crius-sim.1 man/crius-replay.1 man/crius.7
+
+PROGRAMS += $(B)/bin/crius-replay
+$(B)/bin/crius-replay: scheduler/crius-replay
+	@mkdir -p $(@D)
+	cp $< $@ && chmod 0755 $@

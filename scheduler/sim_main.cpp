@@ -12,6 +12,7 @@
 
 #include "estimator/estimator.h"
 #include "scheduler/estimator_throughput.h"
+#include "scheduler/live.h"
 #include "scheduler/report.h"
 #include "scheduler/simulator.h"
 
@@ -57,14 +58,18 @@ class ProgressBar {
 int main(int argc, char** argv) {
   CLI::App app{"crius-sim: simulate the crius scheduler and its baselines on a job trace"};
   std::string trace, cluster_file, policy = "crius", json_file, jobs_csv, plot_dir, table_file;
-  std::string runtime_name = "alpa", save_table;
+  std::string runtime_name = "alpa", save_table, replay_jobs;
+  std::vector<std::string> live;
   bool table_only = false;
   cs::PolicyOptions popt;
   double iter_scale = 1.0;
   bool no_check = false, timing = false;
   app.add_option("--trace", trace, "job trace CSV (the Crius artifact's columns)")->required();
   app.add_option("--cluster", cluster_file, "cluster file (crius.toml(5))")->required();
-  app.add_option("--policy", policy, "crius, fcfs, gandiva, gavel, elasticflow-ls, sia, or all");
+  app.add_option("--policy", policy, "crius, fcfs, gandiva, gavel, elasticflow-ls, sia, all, or none");
+  app.add_option("--live", live, "NAME=FILE: summarise a replay's runs (crius-replay(1)) beside the policies");
+  app.add_option("--replay-jobs", replay_jobs,
+                 "write what crius-replay submits for each job (Slurm alone: shape and speed), then exit");
   app.add_option("--interval", popt.interval_s, "seconds between scheduling rounds (300)");
   app.add_option("--iter-scale", iter_scale,
                  "multiply iterations by F and divide deadline budgets by F (1; the paper: 0.2)");
@@ -107,6 +112,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> policies;
   if (policy == "all") {
     policies = cs::policy_names();
+  } else if (policy == "none") {
+    if (live.empty() && replay_jobs.empty()) return fail(kExitUsage, "--policy none: give --live or --replay-jobs");
   } else {
     auto p = cs::make_policy(policy, popt);
     if (!p) return fail(kExitUsage, "--policy: " + p.error());
@@ -139,6 +146,11 @@ int main(int argc, char** argv) {
   if (auto ok = cs::validate_trace(trace, *jobs, tput, cs::gpu_ids(*cluster)); !ok)
     return fail(kExitUsage, ok.error());
 
+  if (!replay_jobs.empty()) {
+    if (auto r = cs::write_replay_jobs(replay_jobs, *jobs, state, tput); !r) return fail(kExitFailure, r.error());
+    return 0;
+  }
+
   ProgressBar bar(isatty(STDERR_FILENO));
   std::vector<cs::SimResult> runs;
   std::vector<cs::Summary> summaries;
@@ -157,7 +169,17 @@ int main(int argc, char** argv) {
     std::cout << cs::format_summary(summaries.back(), timing) << std::flush;
     runs.push_back(std::move(res.value()));
   }
-  if (policies.size() > 1) std::cout << "\n" << cs::format_comparison(summaries);
+  for (const std::string& spec : live) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      return fail(kExitUsage, "--live '" + spec + "': want NAME=FILE");
+    auto res = cs::load_live(spec.substr(eq + 1), spec.substr(0, eq), *jobs);
+    if (!res) return fail(kExitUsage, "--live: " + res.error());
+    summaries.push_back(cs::summarize(*res, state));
+    std::cout << cs::format_summary(summaries.back()) << std::flush;
+    runs.push_back(std::move(res.value()));
+  }
+  if (summaries.size() > 1) std::cout << "\n" << cs::format_comparison(summaries);
 
   if (!json_file.empty()) {
     std::ofstream out(json_file);
