@@ -60,6 +60,7 @@ const std::vector<EnvVar>& env_vars() {
       {"CRIUS_MODEL_SPEC", W::internal, "spank_crius to job_submit: a model file's model as bounded scalars"},
       {"CRIUS_CONF", W::site, "path of crius.toml for the plugins, criusd and crius-lab"},
       {"CRIUS_MPIRUN", W::site, "the mpirun crius-launch runs"},
+      {"CRIUS_PROGRESS_INTERVAL", W::site, "seconds between crius-launch's progress reports to Slurm (30)"},
   };
   return vars;
 }

@@ -3,9 +3,12 @@
 // rank when one fails; rank_exec.cpp is the per-rank shim mpirun/srun start.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "job/progress.h"
 
 namespace crius::launcher {
 
@@ -24,6 +27,10 @@ std::string signal_name(int sig);
 int rank_exec(const std::vector<std::string>& command);
 // Runs the MPI launcher; when a rank reports a failure, stops the others within
 // kill_after_s. Returns the failed rank's status (or the launcher's).
-int run_and_watch(const std::vector<std::string>& cmd, int kill_after_s);
+// The program's "crius-progress: DONE/TOTAL" lines (job/progress.h) are taken out of its
+// output and the latest is given to on_progress every progress_interval_s, and at the end.
+using ProgressSink = std::function<void(const job::Progress&)>;
+int run_and_watch(const std::vector<std::string>& cmd, int kill_after_s, const ProgressSink& on_progress = {},
+                  double progress_interval_s = 30);
 
 }  // namespace crius::launcher

@@ -18,6 +18,7 @@
 #include "launcher/layout.h"
 #include "launcher/plan_source.h"
 #include "launcher/rank_env.h"
+#include "slurm_plugin/job_comment.h"
 #include "slurm_plugin/load_record.h"
 
 #ifndef CRIUS_MPIRUN
@@ -293,5 +294,27 @@ int main(int argc, char** argv) {
     for (const auto& c : cmd) line += (line.empty() ? "" : " ") + c;
     std::cerr << kProg << ": " << line << "\n";
   }
-  return run_and_watch(cmd, kill_timeout);
+  // The program's progress goes into the job's Comment, where criusd reads it (crius(7)).
+  ProgressSink sink;
+  double progress_interval = 30;
+  if (auto job_id = env("SLURM_JOB_ID"); job_id && util::to_int(*job_id) && *util::to_int(*job_id) > 0) {
+    if (auto v = env("CRIUS_PROGRESS_INTERVAL")) {
+      auto d = util::to_double(*v);
+      if (!d || *d < 1 || *d > 86400) {
+        std::cerr << kProg << ": CRIUS_PROGRESS_INTERVAL '" << util::printable(*v, 40)
+                  << "': want seconds from 1 to 86400\n";
+        return kExitUsage;
+      }
+      progress_interval = *d;
+    }
+    const auto id = static_cast<std::uint32_t>(*util::to_int(*job_id));
+    sink = [id, warned = false](const job::Progress& p) mutable {
+      auto r = slurm::report_progress(id, p);
+      if (!r && !warned) {
+        std::cerr << kProg << ": warning: " << r.error() << "\n";
+        warned = true;
+      }
+    };
+  }
+  return run_and_watch(cmd, kill_timeout, sink, progress_interval);
 }

@@ -29,10 +29,11 @@ RUNTIME_LINK_LIBS += $(NCCL_LIBS) $(CUDA_LIBS)
 endif
 
 # crius-launch: no MPI library needed (it runs mpirun/srun and is its own rank shim);
-# libslurm reads the job's record (the source of its plan; slurm_plugin/load_record.h).
+# libslurm reads the job's record (the source of its plan; slurm_plugin/load_record.h) and
+# writes the job's progress into its Comment (slurm_plugin/job_comment.h).
 PROGRAMS += $(B)/bin/crius-launch
 $(B)/bin/crius-launch: $(addprefix $(B)/launcher/,launch_main.o rank_exec.o watch.o) \
-  $(B)/libcrius_slurm.a $(LAUNCH_LIB) $(LIBCRIUS)
+  $(B)/slurm_plugin/job_comment.o $(B)/libcrius_slurm.a $(LAUNCH_LIB) $(LIBCRIUS)
 	$(LINK_PROGRAM)
 $(B)/bin/crius-launch: EXTRA_LIBS += $(SLURM_LIBS)
 $(B)/launcher/launch_main.o: EXTRA_CPPFLAGS += -DCRIUS_MPIRUN='"$(MPIRUN)"'

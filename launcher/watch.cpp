@@ -34,7 +34,8 @@ struct Failure {
 
 }  // namespace
 
-int run_and_watch(const std::vector<std::string>& cmd, int kill_after_s) {
+int run_and_watch(const std::vector<std::string>& cmd, int kill_after_s, const ProgressSink& on_progress,
+                  double progress_interval_s) {
   int pfd[2];
   if (pipe(pfd) != 0) {
     std::perror("crius-launch: pipe");
@@ -75,7 +76,18 @@ int run_and_watch(const std::vector<std::string>& cmd, int kill_after_s) {
   bool eof = false;
   int status = 0;
   bool exited = false;
+  std::optional<job::Progress> progress;
+  bool progress_new = false;
+  auto progress_due = std::chrono::steady_clock::now();
+  // Every line of the launcher's stderr is echoed, but progress lines, which are kept.
   auto handle_line = [&](const std::string& line) {
+    if (auto p = job::parse_progress_line(line)) {
+      progress = p;
+      progress_new = true;
+      return;
+    }
+    (void)!write(2, line.data(), line.size());
+    (void)!write(2, "\n", 1);
     std::smatch m;
     if (!first && std::regex_match(line, m, line_re)) {
       first = Failure{std::stoi(m[1]), m[2], m[3], std::stoi(m[4])};
@@ -90,7 +102,6 @@ int run_and_watch(const std::vector<std::string>& cmd, int kill_after_s) {
         char tmp[4096];
         ssize_t got = read(pfd[0], tmp, sizeof tmp);
         if (got > 0) {
-          (void)!write(2, tmp, static_cast<size_t>(got));
           buf.append(tmp, static_cast<size_t>(got));
           size_t nl;
           while ((nl = buf.find('\n')) != std::string::npos) {
@@ -117,16 +128,24 @@ int run_and_watch(const std::vector<std::string>& cmd, int kill_after_s) {
     if (exited && !eof) {
       char tmp[4096];
       ssize_t got;
-      while ((got = read(pfd[0], tmp, sizeof tmp)) > 0) {
-        (void)!write(2, tmp, static_cast<size_t>(got));
-        buf.append(tmp, static_cast<size_t>(got));
-      }
+      while ((got = read(pfd[0], tmp, sizeof tmp)) > 0) buf.append(tmp, static_cast<size_t>(got));
       size_t nl;
       while ((nl = buf.find('\n')) != std::string::npos) {
         handle_line(buf.substr(0, nl));
         buf.erase(0, nl + 1);
       }
       eof = true;
+    }
+    if (eof && !buf.empty()) {  // a last line without its newline
+      handle_line(buf);
+      buf.clear();
+    }
+    if (on_progress && progress_new && std::chrono::steady_clock::now() >= progress_due) {
+      on_progress(*progress);
+      progress_new = false;
+      progress_due = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(progress_interval_s));
     }
     // A rank failed: the MPI launcher should stop the rest; make sure it does.
     if (first && !exited) {
@@ -141,6 +160,7 @@ int run_and_watch(const std::vector<std::string>& cmd, int kill_after_s) {
     }
   }
   close(pfd[0]);
+  if (on_progress && progress_new) on_progress(*progress);
   if (first) {
     std::fprintf(stderr, "crius-launch: rank %d on host %s failed (%s); the job was stopped; exit status %d\n",
                  first->rank, first->host.c_str(), first->how.c_str(), first->status);

@@ -12,7 +12,7 @@ $(B)/libcrius_slurm.a: $(SLURM_PLUGIN_CORE)
 UNIT_TEST_ARCHIVES += $(B)/libcrius_slurm.a
 
 SPANK_OBJS := $(B)/slurm_plugin/spank_crius.o $(B)/slurm_plugin/spank_submit.o
-$(B)/slurm_plugin/job_submit_crius.o $(SPANK_OBJS) $(B)/slurm_plugin/load_record.o: \
+$(B)/slurm_plugin/job_submit_crius.o $(SPANK_OBJS) $(B)/slurm_plugin/load_record.o $(B)/slurm_plugin/job_comment.o: \
   EXTRA_CPPFLAGS += $(SLURM_CFLAGS) -DCRIUS_SLURM_SYSCONFDIR='"$(SLURM_SYSCONFDIR)"'
 $(B)/slurm_plugin/submit.o: EXTRA_CPPFLAGS += -DCRIUS_SLURM_SYSCONFDIR='"$(SLURM_SYSCONFDIR)"'
 

@@ -19,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "job/progress.h"
 #include "launcher/runtime.h"
 #include "launcher/train/model.h"
 #include "launcher/train/predict.h"
@@ -36,6 +37,26 @@ namespace {
 
 volatile sig_atomic_t g_checkpoint = 0;
 void on_checkpoint_signal(int) { g_checkpoint = 1; }
+
+// "crius-progress: DONE/TOTAL" on stderr, at most once a second and always for the last
+// iteration: crius-launch passes it to Slurm for criusd (job/progress.h).
+class ProgressReporter {
+ public:
+  ProgressReporter(bool on, long long total) : m_on(on), m_total(total) {}
+  void done(long long iterations, bool force = false) {
+    if (!m_on) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (!force && iterations < m_total && now < m_next) return;
+    m_next = now + std::chrono::seconds(1);
+    std::fprintf(stderr, "%s\n", crius::job::progress_line({std::min(iterations, m_total), m_total}).c_str());
+    std::fflush(stderr);
+  }
+
+ private:
+  bool m_on;
+  long long m_total;
+  std::chrono::steady_clock::time_point m_next{};
+};
 
 int finish(int code) {
   MPI_Finalize();
@@ -69,6 +90,8 @@ int emulate(long long steps, double iter_time_s, double time_scale, const std::s
     return std::rename(tmp.c_str(), ckpt.c_str()) == 0;
   };
   const auto wall_per_step = std::chrono::duration<double>(iter_time_s / time_scale);
+  ProgressReporter progress(rank0, steps);
+  progress.done(step, true);
   auto next = std::chrono::steady_clock::now();
   for (; step < steps; ++step) {
     next += std::chrono::duration_cast<std::chrono::steady_clock::duration>(wall_per_step);
@@ -77,6 +100,7 @@ int emulate(long long steps, double iter_time_s, double time_scale, const std::s
                                                                                  std::chrono::milliseconds(100)));
     if (g_checkpoint) break;  // the iteration in progress is lost, as in training
     if (rank0 && !quiet) std::printf("crius-train: step %lld (emulated, %.3f s)\n", step, iter_time_s);
+    progress.done(step + 1);
     if (checkpoint_every > 0 && (step + 1) % checkpoint_every == 0 && !ckpt.empty()) {
       if (!save(step + 1)) {
         std::cerr << "crius-train: cannot write " << ckpt << ": " << std::strerror(errno) << "\n";
@@ -265,6 +289,8 @@ int main(int argc, char** argv) {
   std::vector<double> losses, times, grad_norms;
   long long step = start;
   bool checkpointed_on_signal = false;
+  ProgressReporter progress(wr == 0, steps);
+  progress.done(start, true);
   for (; step < steps; ++step) {
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
@@ -274,6 +300,7 @@ int main(int argc, char** argv) {
     losses.push_back(loss);
     grad_norms.push_back((*trainer)->grad_norm());
     if (step - start >= warmup) times.push_back(dt);
+    progress.done(step + 1);
     if (wr == 0 && !quiet)
       std::printf("crius-train: step %lld loss %.12g grad-norm %.6g time %.3f ms\n", step, loss, grad_norms.back(),
                   dt * 1e3);

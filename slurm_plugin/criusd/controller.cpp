@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/util.h"
+#include "job/progress.h"
 #include "scheduler/estimator_throughput.h"
 #include "scheduler/scheduler.h"
 
@@ -186,7 +187,8 @@ nlohmann::json to_json(const Round& r) {
   for (const auto& s : r.jobs)
     j["jobs"].push_back({{"job", s.job}, {"state", s.state}, {"model", s.model},
                          {"global_batch", s.global_batch}, {"cell", estimator::to_json(s.cell)},
-                         {"est_iter_time_s", s.est_iter_time_s}, {"move", s.move},
+                         {"est_iter_time_s", s.est_iter_time_s},
+                         {"done_iterations", s.done_iterations}, {"remaining_s", s.remaining_s}, {"move", s.move},
                          {"problem", s.problem}, {"considered", s.considered}});
   return j;
 }
@@ -375,6 +377,12 @@ Result<Round> Controller::decide(const Snapshot& snap) {
     job.req_gpu = rec.cell.gpu;
     job.req_gpus = rec.cell.nodes * rec.cell.gpus_per_node;
     job.iterations = rec.request.iters ? static_cast<double>(*rec.request.iters) : m_options.default_iterations;
+    // The job's own report of its progress (job/progress.h), bounded by what it asked for.
+    if (auto p = job::parse_progress_comment(sj.comment)) {
+      job.done_iterations = std::min(static_cast<double>(p->done), job.iterations);
+      status.done_iterations = job.done_iterations;
+    }
+    status.remaining_s = status.est_iter_time_s * job.remaining();
     job.submit_time = static_cast<double>(sj.submit_time);
     job.priority = static_cast<double>(sj.priority);
     job.state = running ? sch::JobState::running : sch::JobState::pending;

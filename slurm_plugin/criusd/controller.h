@@ -74,6 +74,8 @@ struct JobStatus {
   int global_batch = 0;
   estimator::Cell cell;
   double est_iter_time_s = 0;  // estimate for the current Cell (0 = unknown)
+  double done_iterations = -1; // reported by the job (crius-progress), -1 = not reported
+  double remaining_s = 0;      // estimated time to the last iteration in the current Cell (0 = unknown)
   std::string move;            // in-flight move, "" if none
   std::string problem;         // a record that does not parse, a model that is unknown
   std::string considered;      // "policy" when offered to the policy, else why not

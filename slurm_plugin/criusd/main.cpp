@@ -121,14 +121,15 @@ Result<int> take_lock(const std::string& path) {
 }
 
 void print_status(const Round& r) {
-  std::printf("%-8s %-10s %-18s %6s  %-28s %12s  %s\n", "JOBID", "STATE", "MODEL", "BATCH",
-              "CELL", "EST_ITER_S", "CONSIDERED / MOVE");
+  std::printf("%-8s %-10s %-18s %6s  %-28s %12s %10s %12s  %s\n", "JOBID", "STATE", "MODEL", "BATCH", "CELL",
+              "EST_ITER_S", "DONE", "REMAIN_S", "CONSIDERED / MOVE");
   for (const auto& s : r.jobs) {
     std::string extra = s.considered.empty() ? s.problem : s.considered;
     if (!s.move.empty()) extra += " (" + s.move + ")";
-    std::printf("%-8u %-10s %-18s %6d  %-28s %12.3f  %s\n", s.job, s.state.c_str(),
+    const std::string done = s.done_iterations < 0 ? "-" : util::fixed(s.done_iterations, 0);
+    std::printf("%-8u %-10s %-18s %6d  %-28s %12.3f %10s %12.0f  %s\n", s.job, s.state.c_str(),
                 util::printable(s.model, 18).c_str(), s.global_batch, estimator::describe(s.cell).c_str(),
-                s.est_iter_time_s, util::printable(extra, 200).c_str());
+                s.est_iter_time_s, done.c_str(), s.remaining_s, util::printable(extra, 200).c_str());
   }
 }
 

@@ -113,6 +113,7 @@ Result<Snapshot> SlurmClient::snapshot() {
     job.features = str(j.features);
     job.tres_per_node = str(j.tres_per_node);
     job.admin_comment = str(j.admin_comment);
+    job.comment = str(j.comment).substr(0, 256);  // the user's text: only a progress report is read
     job.nodes = expand_hostlist(j.nodes);
     job.num_nodes = static_cast<int>(j.num_nodes);
     job.submit_time = j.submit_time;

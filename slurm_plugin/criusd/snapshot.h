@@ -30,6 +30,7 @@ struct SlurmJob {
   std::string features;
   std::string tres_per_node;  // e.g. "gres:gpu:4"
   std::string admin_comment;  // the crius record, for crius jobs
+  std::string comment;        // the user's Comment: crius-launch writes the job's progress there
   std::vector<std::string> nodes;  // allocated nodes (running jobs)
   int num_nodes = 0;
   std::int64_t submit_time = 0, start_time = 0, end_time = 0;

@@ -20,6 +20,7 @@
 
 #include "estimator/estimator.h"
 #include "job/env.h"
+#include "job/progress.h"
 #include "launcher/layout.h"
 #include "launcher/rank_env.h"
 #include "slurm_plugin/criusd/controller.h"
@@ -191,4 +192,18 @@ BOOST_AUTO_TEST_CASE(crius_toml_keys_are_documented_and_read) {
   Names criusd_doc = documented_keys("criusd.8", "CONFIGURATION");
   Names criusd(crius::slurm::controller_option_keys().begin(), crius::slurm::controller_option_keys().end());
   BOOST_TEST(criusd_doc == criusd, "documented: " << list(criusd_doc) << "\naccepted:   " << list(criusd));
+}
+
+BOOST_AUTO_TEST_CASE(progress_reports_parse_strictly) {
+  using crius::job::Progress;
+  BOOST_TEST((crius::job::parse_progress_line("crius-progress: 12/100") == Progress{12, 100}));
+  BOOST_TEST((crius::job::parse_progress_comment(crius::job::progress_comment({7, 9})) == Progress{7, 9}));
+  BOOST_TEST((crius::job::parse_progress_line(crius::job::progress_line({0, 1})) == Progress{0, 1}));
+  for (const char* bad : {"crius-progress=12/100", "crius-progress: 101/100", "crius-progress: 1/0",
+                          "crius-progress: -1/5", "crius-progress:  1/5", "crius-progress: 1/5 ", "crius-progress: 1/",
+                          "crius-progress: /5", "crius-progress: 1/99999999999999", "crius-progress: 1/5/6",
+                          "crius-progress: 0x1/5", "mine", ""})
+    BOOST_TEST(!crius::job::parse_progress_line(bad), bad);
+  BOOST_TEST(!crius::job::parse_progress_comment("crius-progress: 1/5"));
+  BOOST_TEST(!crius::job::parse_progress_comment("crius-progress=1/5\nx"));
 }
