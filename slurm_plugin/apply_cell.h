@@ -15,9 +15,12 @@ extern "C" {
 
 namespace crius::slurm {
 
-// set(char** field, const std::string& value) replaces one string field.
+// set(char** field, const std::string& value) replaces one string field. The CPU counts
+// follow the tasks: slurm_update_job only ever raises a job's CPU count by itself, so a job
+// moved to fewer nodes would keep the CPUs of its old Cell and never start.
 template <typename SetString>
-void apply_cell(job_desc_msg_t* d, const estimator::Cell& c, SetString&& set) {
+void apply_cell(job_desc_msg_t* d, const estimator::Cell& c, std::uint16_t cpus_per_task, SetString&& set) {
+  if (cpus_per_task < 1) cpus_per_task = 1;
   set(&d->partition, c.partition);
   // Untyped GPUs plus a node feature naming the type: Slurm 22.05 cannot change a pending
   // job's typed GRES, but it can change its features, so criusd can move it to another type.
@@ -26,6 +29,8 @@ void apply_cell(job_desc_msg_t* d, const estimator::Cell& c, SetString&& set) {
   d->min_nodes = d->max_nodes = static_cast<std::uint32_t>(c.nodes);
   d->num_tasks = static_cast<std::uint32_t>(c.gpus());
   d->ntasks_per_node = static_cast<std::uint16_t>(c.gpus_per_node);
+  d->min_cpus = static_cast<std::uint32_t>(c.gpus()) * cpus_per_task;
+  d->pn_min_cpus = static_cast<std::uint16_t>(c.gpus_per_node * cpus_per_task);
 }
 
 }  // namespace crius::slurm

@@ -240,7 +240,8 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
     slurm_info("job_submit/crius: rejected job from uid %u: %s", submit_uid, printable(d.error(), 1024).c_str());
     return reject(err_msg, d.error(), slurm_code(d.error_code()));
   }
-  crius::slurm::apply_cell(job_desc, d->chosen.cell, set_str);
+  crius::slurm::apply_cell(job_desc, d->chosen.cell,
+                           job_desc->cpus_per_task == NO_VAL16 ? 1 : job_desc->cpus_per_task, set_str);
   // The Cell's GPUs replace whatever GPU request the user made.
   clear_str(&job_desc->tres_per_job);
   clear_str(&job_desc->tres_per_socket);

@@ -69,6 +69,7 @@ std::optional<Action> requeue_after_checkpoint_exit(const SlurmJob& sj) {
   Action a;
   a.kind = Action::Kind::requeue;
   a.job = sj.id;
+  a.cpus_per_task = sj.cpus_per_task;
   a.from = rec.cell;
   a.to = rec.move->target;
   a.reason = rec.move->reason + "; it ended after the checkpoint signal";
@@ -284,6 +285,7 @@ Result<Round> Controller::decide(const Snapshot& snap) {
       status.move = rec.move->phase + " -> " + estimator::describe(rec.move->target);
       Action a;
       a.job = sj.id;
+      a.cpus_per_task = sj.cpus_per_task;
       a.from = rec.cell;
       a.to = rec.move->target;
       a.reason = rec.move->reason;
@@ -460,6 +462,7 @@ Result<Round> Controller::decide(const Snapshot& snap) {
     }
     Action a;
     a.job = sj->id;
+    a.cpus_per_task = sj->cpus_per_task;
     a.from = rec.cell;
     a.to = to;
     a.reason = d.reason;

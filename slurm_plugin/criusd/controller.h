@@ -59,6 +59,7 @@ struct Action {
   estimator::Cell from, to;
   std::string before, after, abandon;  // records (job::to_text); "" = none for this step
   bool release = false;  // finish_move: release the hold criusd's requeue put on the job
+  std::uint16_t cpus_per_task = 1;  // the job's, for the CPU count of its new Cell
   std::string reason;
   // Estimated throughput in the old and the new Cell (0 where infeasible) and
   // their difference.  A pending job does not run at `from` yet: it may move to a

@@ -64,8 +64,8 @@ Result<void> apply(SlurmClient& slurm, const ControllerOptions& o, const Action&
   switch (a.kind) {
     case Action::Kind::update_pending:
       if (!(a.to == a.from)) {
-        if (auto r = slurm.update_cell(a.job, a.to, false); !r) {
-          (void)slurm.update_cell(a.job, a.from, false);  // Slurm may have applied part of it
+        if (auto r = slurm.update_cell(a.job, a.to, a.cpus_per_task, false); !r) {
+          (void)slurm.update_cell(a.job, a.from, a.cpus_per_task, false);  // Slurm may have applied part of it
           return r;
         }
         step_done("update");
@@ -92,8 +92,8 @@ Result<void> apply(SlurmClient& slurm, const ControllerOptions& o, const Action&
       step_done("requeue");
       return slurm.set_record(a.job, a.after, false);
     case Action::Kind::finish_move:
-      if (auto r = slurm.update_cell(a.job, a.to, true); !r) {
-        (void)slurm.update_cell(a.job, a.from, true);
+      if (auto r = slurm.update_cell(a.job, a.to, a.cpus_per_task, true); !r) {
+        (void)slurm.update_cell(a.job, a.from, a.cpus_per_task, true);
         (void)slurm.set_record(a.job, a.abandon, a.release);  // it runs again, in its old Cell
         return make_error(r.error() + "; it stays in its old Cell");
       }

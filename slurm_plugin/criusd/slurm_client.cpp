@@ -121,6 +121,7 @@ Result<Snapshot> SlurmClient::snapshot() {
     job.requeued_held = j.state_desc && std::strcmp(j.state_desc, "job requeued in held state") == 0;
     job.end_time = j.end_time;
     job.restarts = j.restart_cnt;
+    job.cpus_per_task = j.cpus_per_task == NO_VAL16 || j.cpus_per_task == 0 ? 1 : j.cpus_per_task;
     job.priority = j.priority;
     job.reason = str(slurm_job_reason_string(static_cast<enum job_state_reason>(j.state_reason)));
     job.begin_time = j.state_reason == WAIT_TIME ? j.start_time : 0;  // --begin in the future
@@ -135,13 +136,14 @@ Result<Snapshot> SlurmClient::snapshot() {
   return snap;
 }
 
-Result<void> SlurmClient::update_cell(std::uint32_t id, const estimator::Cell& cell, bool clear_requeue_delay) {
+Result<void> SlurmClient::update_cell(std::uint32_t id, const estimator::Cell& cell, std::uint16_t cpus_per_task,
+                                      bool clear_requeue_delay) {
   job_desc_msg_t d;
   slurm_init_job_desc_msg(&d);
   d.job_id = id;
   std::vector<std::string> strings;  // own the values the job description points to
   strings.reserve(3);
-  apply_cell(&d, cell, [&](char** field, const std::string& value) {
+  apply_cell(&d, cell, cpus_per_task, [&](char** field, const std::string& value) {
     strings.push_back(value);
     *field = strings.back().data();
   });

@@ -18,7 +18,7 @@ nlohmann::json to_json(const Snapshot& s) {
                          {"tres_per_node", b.tres_per_node}, {"admin_comment", b.admin_comment}, {"comment", b.comment},
                          {"nodes", b.nodes}, {"num_nodes", b.num_nodes},
                          {"submit_time", b.submit_time}, {"start_time", b.start_time}, {"end_time", b.end_time},
-                         {"restarts", b.restarts}, {"priority", b.priority}, {"reason", b.reason}, {"requeued_held", b.requeued_held},
+                         {"restarts", b.restarts}, {"cpus_per_task", b.cpus_per_task}, {"priority", b.priority}, {"reason", b.reason}, {"requeued_held", b.requeued_held},
                          {"begin_time", b.begin_time}, {"batch", b.batch}, {"requeue", b.requeue},
                          {"user", b.user}, {"account", b.account}, {"qos", b.qos}});
   return j;
@@ -54,6 +54,7 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& 
       job.start_time = b.value("start_time", std::int64_t{0});
       job.end_time = b.value("end_time", std::int64_t{0});
       job.restarts = b.value("restarts", 0);
+      job.cpus_per_task = b.value("cpus_per_task", std::uint16_t{1});
       job.priority = b.value("priority", std::uint32_t{1});
       job.reason = b.value("reason", "None");
       job.requeued_held = b.value("requeued_held", false);

@@ -35,6 +35,7 @@ struct SlurmJob {
   int num_nodes = 0;
   std::int64_t submit_time = 0, start_time = 0, end_time = 0;
   int restarts = 0;
+  std::uint16_t cpus_per_task = 1;
   // What decides whether Slurm could start the job now, and in which order.
   std::uint32_t priority = 1;   // Slurm's priority; 0 = held
   bool requeued_held = false;   // Slurm's "job requeued in held state"

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# A pending crius job that criusd moves to fewer nodes starts there: Slurm raises a job's CPU
+# count by itself but never lowers it, so the Cell's update sets it (a job shrunk from
+# a100:2x8 to a100:1x8 kept 16 CPUs on an 8-CPU node and was never runnable: BadConstraints).
+# Cluster a100:2x8; a plain job holds one node; job_submit gives the crius job both nodes.
+set -u
+. "$TOP/tests/slurm/plugin_lib.bash"
+plugin_preflight
+[ -x "$B/sbin/criusd" ] || fail "$B/sbin/criusd not built"
+conf=$TEST_TMP/crius.toml
+cat >"$conf" <<EOF2
+gpus = "$TOP/etc/crius/gpus.toml"
+models = "$TOP/etc/crius/models.toml"
+[[partition]]
+name = "a100"
+gpu = "a100"
+nodes = 2
+gpus_per_node = 8
+intra_node_bw_gbs = 300.0
+inter_node_bw_gbs = 25.0
+inter_node_latency_us = 5.0
+[criusd]
+lock_file = "$TEST_TMP/criusd.lock"
+EOF2
+cat >"$TEST_TMP/inner.sh" <<'INNER'
+#!/usr/bin/env bash
+set -u
+. "$TOP/tests/slurm/plugin_lib.bash"
+cd "$TEST_TMP"
+block=$(sbatch --parsable -N1 --gres=gpu:a100:8 -o /dev/null --wrap 'sleep 600') || fail "plain sbatch"
+for _ in $(seq 100); do [ "$(job_field "$block" JobState)" = RUNNING ] && break; sleep 0.2; done
+id=$(sbatch --parsable -o /dev/null --crius-model=bert__1.3B --crius-global-batch=256 -c 1 --wrap 'sleep 600') || fail "crius sbatch"
+[ "$(job_field "$id" NumNodes)" = 2-2 ] || fail "test premise: job_submit gave job $id $(job_field "$id" NumNodes) nodes, not 2"
+echo "before: $(job_field "$id" NumNodes) nodes, $(job_field "$id" NumCPUs) CPUs"
+criusd --once 2>once.err || { cat once.err; fail "criusd --once"; }
+cat once.err
+grep -q "update_pending job $id a100:2x8" once.err || fail "criusd did not move job $id"
+for _ in $(seq 100); do [ "$(job_field "$id" JobState)" = RUNNING ] && break; sleep 0.2; done
+echo "after: $(job_field "$id" NumNodes) nodes, $(job_field "$id" NumCPUs) CPUs, $(job_field "$id" JobState) ($(job_field "$id" Reason))"
+[ "$(job_field "$id" JobState)" = RUNNING ] || fail "job $id shrunk to one node did not start: $(scontrol show job "$id" | grep -E 'Reason|NumCPUs')"
+[ "$(job_field "$id" NumCPUs)" = 8 ] || fail "job $id runs with $(job_field "$id" NumCPUs) CPUs, not 8"
+echo "criusd shrink checks passed"
+INNER
+chmod +x "$TEST_TMP/inner.sh"
+plugin_lab_run a100:2x8 "$conf" "$TEST_TMP/inner.sh"
