@@ -3,10 +3,11 @@
 # paper's testbed (16 x 2 A40 + 16 x 2 A10, one slurmd per node, accounting in slurmdbd +
 # MariaDB): Slurm alone, then crius (job_submit + criusd), and crius-sim's prediction for the
 # same slice. Environment: LIVE_JOBS (40), LIVE_SCALE (trace seconds per wall second, 30),
-# LIVE_NODES (16 per type), LIVE_OUT (keep the results there).
+# LIVE_NODES (16 per type), LIVE_OBJECTIVE (job_submit's objective: throughput, the default, or
+# efficiency), LIVE_OUT (keep the results there).
 # Paper (testbed): Crius cut the mean JCT by 48.9% against Slurm-like FCFS on its 64 GPUs.
 set -u
-jobs=${LIVE_JOBS:-40} scale=${LIVE_SCALE:-30} nodes=${LIVE_NODES:-16}
+jobs=${LIVE_JOBS:-40} scale=${LIVE_SCALE:-30} nodes=${LIVE_NODES:-16} objective=${LIVE_OBJECTIVE:-throughput}
 out=${LIVE_OUT:-$TEST_TMP/out}
 trace=$TOP/tests/data/traces/runtime_trace.csv
 for c in slurmctld slurmdbd mariadbd mpirun jq; do
@@ -26,6 +27,7 @@ conf=$out/crius.toml
   # (crius-sim has no bound), a job moved at most once per trace hour, no minimum run time.
   printf '[criusd]\ninterval_s = %d\ncheckpoint_grace_s = 2\nmin_runtime_s = 0\n' $(( (300 + scale / 2) / scale > 0 ? (300 + scale / 2) / scale : 1 ))
   printf 'max_moves_per_round = 1000\nmax_moves_per_job_per_hour = 16\nmax_moves_per_user_per_hour = 10000\n'
+  printf '[job_submit]\nobjective = "%s"\n' "$objective"
 } >"$conf"
 cat >"$TEST_TMP/inner.sh" <<INNER
 #!/usr/bin/env bash
