@@ -5,12 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <optional>
 #include <regex>
 #include <string>
+#include <string_view>
 
 #include "launcher/launch.h"
 
@@ -72,26 +74,63 @@ int run_and_watch(const std::vector<std::string>& cmd, int kill_after_s, const P
   std::optional<Failure> first;
   std::chrono::steady_clock::time_point failed_at;
   int escalation = 0;  // 0 none, 1 SIGTERM sent, 2 SIGKILL sent
-  std::string buf;
+  std::string line;        // the current line (its first 4 KiB), for the failure and progress lines
+  std::size_t echoed = 0;  // how much of the current line is already echoed
   bool eof = false;
   int status = 0;
   bool exited = false;
   std::optional<job::Progress> progress;
   bool progress_new = false;
   auto progress_due = std::chrono::steady_clock::now();
-  // Every line of the launcher's stderr is echoed, but progress lines, which are kept.
-  auto handle_line = [&](const std::string& line) {
-    if (auto p = job::parse_progress_line(line)) {
-      progress = p;
-      progress_new = true;
-      return;
-    }
-    (void)!write(2, line.data(), line.size());
-    (void)!write(2, "\n", 1);
+  // The launcher's stderr is echoed as it comes, but for progress lines, which are kept: only
+  // the start of a line that may still become one waits for the rest of its line.
+  const std::string_view progress_prefix = job::kProgressLine;
+  auto may_be_progress = [&] {
+    return echoed == 0 && line.size() <= 64 &&
+           (progress_prefix.substr(0, line.size()) == line || line.rfind(progress_prefix, 0) == 0);
+  };
+  auto end_line = [&] {
     std::smatch m;
+    if (echoed == 0) {
+      if (auto p = job::parse_progress_line(line)) {
+        progress = p;
+        progress_new = true;
+        line.clear();
+        return;
+      }
+    }
+    if (echoed < line.size()) (void)!write(2, line.data() + echoed, line.size() - echoed);
+    (void)!write(2, "\n", 1);
     if (!first && std::regex_match(line, m, line_re)) {
       first = Failure{std::stoi(m[1]), m[2], m[3], std::stoi(m[4])};
       failed_at = std::chrono::steady_clock::now();
+    }
+    line.clear();
+    echoed = 0;
+  };
+  auto consume = [&](const char* data, std::size_t n) {
+    for (std::size_t i = 0; i < n;) {
+      const char* nl = static_cast<const char*>(std::memchr(data + i, '\n', n - i));
+      const std::size_t take = (nl ? static_cast<std::size_t>(nl - data) : n) - i;
+      const std::size_t keep = std::min(take, line.size() < 4096 ? 4096 - line.size() : 0);
+      if (keep < take && echoed < line.size()) {  // too long to be ours: echo what is held
+        (void)!write(2, line.data() + echoed, line.size() - echoed);
+        echoed = line.size();
+      }
+      line.append(data + i, keep);
+      if (keep < take) {
+        (void)!write(2, data + i + keep, take - keep);
+        echoed = line.size();
+      }
+      i += take;
+      if (nl) {
+        end_line();
+        ++i;
+      }
+    }
+    if (!line.empty() && !may_be_progress() && echoed < line.size()) {
+      (void)!write(2, line.data() + echoed, line.size() - echoed);
+      echoed = line.size();
     }
   };
   while (!eof || !exited) {
@@ -102,12 +141,7 @@ int run_and_watch(const std::vector<std::string>& cmd, int kill_after_s, const P
         char tmp[4096];
         ssize_t got = read(pfd[0], tmp, sizeof tmp);
         if (got > 0) {
-          buf.append(tmp, static_cast<size_t>(got));
-          size_t nl;
-          while ((nl = buf.find('\n')) != std::string::npos) {
-            handle_line(buf.substr(0, nl));
-            buf.erase(0, nl + 1);
-          }
+          consume(tmp, static_cast<std::size_t>(got));
         } else if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN)) {
           eof = true;
         }
@@ -128,17 +162,13 @@ int run_and_watch(const std::vector<std::string>& cmd, int kill_after_s, const P
     if (exited && !eof) {
       char tmp[4096];
       ssize_t got;
-      while ((got = read(pfd[0], tmp, sizeof tmp)) > 0) buf.append(tmp, static_cast<size_t>(got));
-      size_t nl;
-      while ((nl = buf.find('\n')) != std::string::npos) {
-        handle_line(buf.substr(0, nl));
-        buf.erase(0, nl + 1);
-      }
+      while ((got = read(pfd[0], tmp, sizeof tmp)) > 0) consume(tmp, static_cast<std::size_t>(got));
       eof = true;
     }
-    if (eof && !buf.empty()) {  // a last line without its newline
-      handle_line(buf);
-      buf.clear();
+    if (eof && !line.empty()) {  // a last line without its newline: echo what is held
+      if (echoed < line.size()) (void)!write(2, line.data() + echoed, line.size() - echoed);
+      line.clear();
+      echoed = 0;
     }
     if (on_progress && progress_new && std::chrono::steady_clock::now() >= progress_due) {
       on_progress(*progress);
