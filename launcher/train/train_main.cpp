@@ -201,12 +201,15 @@ int main(int argc, char** argv) {
         return std::fputs("crius-train: --emulate: no iteration time: give --iter-time, or run in a crius job "
                           "(CRIUS_EST_ITER_S)\n", stderr), 2;
     }
+    long long total = steps;
     if (app.count("--steps") == 0) {
       const char* e = std::getenv("CRIUS_ITERS");
-      if (e && std::atoll(e) > 0) steps = std::atoll(e);
+      if (e && std::atoll(e) > 0) total = std::atoll(e);
     }
-    return emulate(steps, iter_time, time_scale, checkpoint_dir, checkpoint_every, resume, quiet);
-  }  MPI_Init(&argc, &argv);
+    return emulate(total, iter_time, time_scale, checkpoint_dir, checkpoint_every, resume, quiet);
+  }
+
+  MPI_Init(&argc, &argv);
   int wr = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &wr);
   auto err = [&](const std::string& msg, int code) {
