@@ -24,7 +24,7 @@ Error rejected(Reject why, std::string message) { return make_error(std::move(me
 }  // namespace
 
 const std::vector<std::string>& submit_config_keys() {
-  static const std::vector<std::string> keys = {"objective", "on_error", "partitions", "record_top", "work_budget"};
+  static const std::vector<std::string> keys = {"max_gpus", "objective", "on_error", "partitions", "record_top", "work_budget"};
   return keys;
 }
 
@@ -69,6 +69,10 @@ Result<SubmitConfig> parse_submit_config(const est::Cluster& cluster) {
       auto n = v.value<int64_t>();
       if (!n || *n < 1 || *n > 10) return make_error(where(v, key) + " must be a whole number from 1 to 10");
       cfg.record_top = static_cast<int>(*n);
+    } else if (key == "max_gpus") {
+      auto n = v.value<int64_t>();
+      if (!n || *n < 1 || *n > 1'000'000) return make_error(where(v, key) + " must be a whole number from 1 to 1000000");
+      cfg.max_gpus = static_cast<int>(*n);
     } else if (key == "work_budget") {
       auto n = v.value<int64_t>();
       if (!n || *n < 10'000 || *n > 100'000'000'000)
@@ -192,6 +196,12 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
   if (all.empty())
     return rejected(Reject::no_cell, "no Cell matches --crius-cell=" + pin + " for model " + shown(req.model) +
                                          " (stages must divide the layers and fit the GPUs)");
+  if (const int cap = conf.config.max_gpus; cap > 0) {
+    std::erase_if(all, [cap](const est::Estimate& e) { return e.cell.gpus() > cap; });
+    if (all.empty())
+      return rejected(Reject::no_cell, "no Cell of at most " + std::to_string(cap) +
+                                           " GPUs ([job_submit] max_gpus) matches --crius-cell=" + pin);
+  }
 
   const bool eff = conf.config.objective == Objective::efficiency;
   auto score = [&](const est::Estimate& e) {
@@ -207,7 +217,8 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
   if (!all.front().feasible)
     return rejected(Reject::no_cell, "no feasible Cell for model " + shown(req.model) + " with global batch " +
                                          std::to_string(req.global_batch) + " (--crius-cell=" + pin +
-                                         "); best try " + est::to_string(all.front().cell) + ": " + all.front().why);
+                                         ")" + (conf.config.max_gpus > 0 ? " within [job_submit] max_gpus " + std::to_string(conf.config.max_gpus) : std::string()) +
+                                         "; best try " + est::to_string(all.front().cell) + ": " + all.front().why);
 
   Decision d;
   d.partial = budget.exhausted();

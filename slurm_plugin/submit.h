@@ -29,6 +29,9 @@ struct SubmitConfig {
   int record_top = 3;                   // Cells kept in the admin_comment record
   // Estimator work per submission, in layer visits (estimator::WorkBudget; about 5 ns each).
   std::int64_t work_budget = 4'000'000;
+  // The site's largest Cell, in GPUs (0 = no bound): a job given the fastest Cell of an
+  // empty cluster would otherwise ask for a whole partition.
+  int max_gpus = 0;
 };
 
 // The keys of [job_submit] (job_submit_crius(8)).

@@ -51,8 +51,9 @@ chmod +x "$TEST_TMP/inner2.sh"
 plugin_lab_run a100:2x8,v100:2x8 "$TEST_TMP/broken.toml" "$TEST_TMP/inner2.sh" 2>&1 | tee out2.txt
 [ "${PIPESTATUS[0]}" = 0 ] || fail "on_error=accept"
 
-# 3. good [job_submit]: partitions = ["v100"] is the default set, objective = "efficiency"
-{ base; printf '\n[job_submit]\nobjective = "efficiency"\npartitions = ["v100"]\nrecord_top = 2\non_error = "reject"\n'; } >"$TEST_TMP/good.toml"
+# 3. good [job_submit]: partitions = ["v100"] is the default set, objective = "efficiency",
+#    max_gpus = 4 bounds every Cell
+{ base; printf '\n[job_submit]\nobjective = "efficiency"\npartitions = ["v100"]\nrecord_top = 2\non_error = "reject"\nmax_gpus = 4\n'; } >"$TEST_TMP/good.toml"
 cat >"$TEST_TMP/inner3.sh" <<'INNER'
 #!/usr/bin/env bash
 . "$TOP/tests/slurm/plugin_lib.bash"
@@ -66,6 +67,9 @@ scontrol show job "$id" | sed -n 's/^ *AdminComment=//p' | python3 -c 'import js
 # -p a100 is still allowed explicitly
 sbatch_wait -o g2.out -p a100 --crius-model=bert__1.3B --crius-global-batch=64 job.sh >/dev/null || fail "-p a100 refused"
 grep -q '^part=a100 cell=a100:' g2.out || fail "-p a100: $(cat g2.out)"
+# max_gpus = 4: a model no Cell of 4 GPUs holds is refused, naming the key
+! sbatch -o /dev/null --crius-model=bert__15B --crius-global-batch=256 job.sh 2>big.err || fail "bert__15B accepted on 4 GPUs"
+grep -q 'max_gpus' big.err || fail "the refusal does not name max_gpus: $(cat big.err)"
 # plugstack.conf arguments: key=value, unknown keys rejected (a copy of slurm.conf with its own plugstack)
 mkdir -p alt && cp "$CRIUS_LAB_DIR"/etc/{slurm.conf,gres.conf} alt/
 sed -i "s|^PlugStackConfig=.*|PlugStackConfig=$PWD/alt/plugstack.conf|" alt/slurm.conf
