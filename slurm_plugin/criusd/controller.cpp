@@ -429,6 +429,22 @@ Result<Round> Controller::decide(const Snapshot& snap) {
     round.jobs.push_back(status);
   }
 
+  // Opportunistic, as the policy means it: a running job that started while a job ahead of it
+  // in Slurm's order (higher priority, or equal and submitted earlier) was waiting, and that job
+  // still waits; the blocked job may take its GPUs back. Read off Slurm's state every round, so
+  // criusd keeps nothing between rounds and Slurm's own backfill starts count too.
+  auto ahead = [](const sch::Job& a, const sch::Job& b) {
+    return a.priority > b.priority || (a.priority == b.priority && a.submit_time < b.submit_time);
+  };
+  for (sch::Job& r : jobs) {
+    if (r.state != sch::JobState::running) continue;
+    for (const sch::Job& p : jobs)
+      if (p.state == sch::JobState::pending && ahead(p, r) && p.submit_time < r.first_start) {
+        r.opportunistic = true;
+        break;
+      }
+  }
+
   // GPUs held by anything the policy may not move (jobs without a record, pinned jobs,
   // jobs in the middle of a move) are not the policy's to give.
   for (const auto& n : snap.nodes) {

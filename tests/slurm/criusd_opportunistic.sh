@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# A blocked job takes its GPUs back from an opportunistic one, live (a100:1x8):
+#   a plain job holds 4 GPUs; job A (bert__15B, whose every Cell needs 8 a100 GPUs) waits;
+#   job B, submitted after A, movable, is fitted by criusd into the 4 free GPUs and runs: it is
+#   opportunistic (it started while A, ahead of it, waited). The plain job ends: 8 GPUs would
+#   be free without B, so criusd preempts B (checkpoint, requeue) and A runs; B resumes later.
+set -u
+. "$TOP/tests/slurm/plugin_lib.bash"
+plugin_preflight
+[ -x "$B/sbin/criusd" ] || fail "$B/sbin/criusd not built"
+conf=$TEST_TMP/crius.toml
+cat >"$conf" <<EOF2
+gpus = "$TOP/etc/crius/gpus.toml"
+models = "$TOP/etc/crius/models.toml"
+[[partition]]
+name = "a100"
+gpu = "a100"
+nodes = 1
+gpus_per_node = 8
+intra_node_bw_gbs = 300.0
+inter_node_bw_gbs = 200.0
+inter_node_latency_us = 5.0
+[criusd]
+interval_s = 1
+checkpoint_grace_s = 5
+min_runtime_s = 0
+lock_file = "$TEST_TMP/criusd.lock"
+EOF2
+cat >"$TEST_TMP/inner.sh" <<'INNER'
+#!/usr/bin/env bash
+set -u
+. "$TOP/tests/slurm/plugin_lib.bash"
+cd "$TEST_TMP"
+state() { job_field "$1" JobState; }
+wait_for() { # ID STATE seconds
+  for _ in $(seq $(($3 * 5))); do [ "$(state "$1")" = "$2" ] && return 0; sleep 0.2; done
+  fail "job $1 not $2 after $3 s: $(scontrol show job "$1" | grep -E 'JobState|Restarts')"
+}
+block=$(sbatch --parsable --gres=gpu:a100:4 -o /dev/null --wrap 'sleep 600') || fail "plain sbatch"
+wait_for "$block" RUNNING 20
+a=$(sbatch --parsable -o a.out --crius-model=bert__15B --crius-global-batch=256 --wrap 'sleep 600') || fail "sbatch A"
+[ "$(jq -r '.cell | "\(.nodes)x\(.gpus_per_node)"' <<<"$(job_field "$a" AdminComment)")" = 1x8 ] || fail "test premise: A's Cell is not 1x8"
+b=$(sbatch --parsable -o b.out --crius-movable --crius-model=bert__350M --crius-global-batch=64 --crius-iters=100000 \
+  --wrap "exec crius-launch --launcher srun -- crius-train --emulate -q --time-scale 50 --checkpoint-dir $TEST_TMP/ckpt --resume") ||
+  fail "sbatch B"
+criusd 2>criusd.log & pid=$!
+wait_for "$b" RUNNING 30
+[ "$(state "$a")" = PENDING ] || fail "A does not wait"
+echo "B runs in $(jq -c .cell <<<"$(job_field "$b" AdminComment)") while A waits"
+sleep 3
+scancel "$block"
+wait_for "$a" RUNNING 60
+kill "$pid"; wait "$pid"
+grep -v "not considered" criusd.log
+grep -q "checkpoint job $b .*preempted by the blocked queue head $a" criusd.log || fail "B was not preempted for A"
+for _ in $(seq 50); do grep -q "resumed from" b.out && break; [ "$(state "$b")" = PENDING ] && break; sleep 0.2; done
+echo "A: $(state "$a"); B: $(state "$b"), Restarts=$(job_field "$b" Restarts)"
+[ "$(job_field "$b" Restarts)" = 1 ] || fail "B was requeued $(job_field "$b" Restarts) times"
+grep -q "stopped after the checkpoint signal" b.out || { cat b.out; fail "B did not checkpoint"; }
+echo "criusd opportunistic checks passed"
+INNER
+chmod +x "$TEST_TMP/inner.sh"
+plugin_lab_run a100:1x8 "$conf" "$TEST_TMP/inner.sh"
