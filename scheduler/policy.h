@@ -24,6 +24,7 @@ struct PolicyOptions {
   bool deadline_mode = false;    // crius: earliest deadline first instead of FIFO
   uint64_t seed = 1;             // tie breaking
   double solver_time_limit_s = 10;  // gavel/sia: GLPK time limit per round (a safety net)
+  int max_gpus = 0;              // crius: the largest allocation of one job (0 = no bound; the site's)
 };
 
 struct Context {

@@ -77,6 +77,9 @@ int main(int argc, char** argv) {
   app.add_option("--restart-cost", popt.restart_cost_s,
                  "seconds a moved, resized or resumed job loses (60)");
   app.add_flag("--deadline-mode", popt.deadline_mode, "crius: earliest deadline first");
+  app.add_option("--max-gpus", popt.max_gpus,
+                 "crius: the largest allocation of one job, as [job_submit] max_gpus bounds criusd (0 = none)")
+      ->check(CLI::Range(0, 1000000));
   app.add_option("--runtime", runtime_name, "estimator runtime profile: alpa (default) or megatron");
   app.add_option("--throughput-table", table_file,
                  "measured iteration times (CSV); missing shapes use the estimator");

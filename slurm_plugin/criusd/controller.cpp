@@ -105,6 +105,13 @@ const std::vector<std::string>& controller_option_keys() {
 
 Result<ControllerOptions> load_controller_options(const estimator::Cluster& cluster) {
   ControllerOptions o;
+  if (const toml::node* m = cluster.table["job_submit"]["max_gpus"].node()) {  // job_submit_crius(8) owns it
+    auto v = m->value<int64_t>();
+    if (!v || *v < 1 || *v > 1'000'000)
+      return make_error(cluster.path + ":" + std::to_string(m->source().begin.line) +
+                        ": [job_submit] max_gpus must be a whole number from 1 to 1000000");
+    o.max_gpus = static_cast<int>(*v);
+  }
   const toml::table* t = cluster.table["criusd"].as_table();
   if (!t) return o;
   for (const auto& [key, node] : *t) {
@@ -458,6 +465,7 @@ Result<Round> Controller::decide(const Snapshot& snap) {
   sch::PolicyOptions popts;
   popts.interval_s = m_options.interval_s;
   popts.restart_cost_s = m_options.restart_cost_s;
+  popts.max_gpus = m_options.max_gpus;
   auto policy = sch::make_policy(m_options.policy, popts);
   if (!policy) return make_error(policy.error());
   sch::Scheduler scheduler(**policy, tput, popts);

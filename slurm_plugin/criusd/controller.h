@@ -33,11 +33,13 @@ struct ControllerOptions {
   int max_moves_per_job_per_hour = 1;    // started moves of one job in the last hour
   int max_moves_per_user_per_hour = 4;   // of all active crius jobs of one user
   std::string lock_file = "/run/criusd.lock";
+  int max_gpus = 0;  // [job_submit] max_gpus: the largest Cell a move may give (0 = none)
 };
 
 // The keys of [criusd] (criusd(8)).
 const std::vector<std::string>& controller_option_keys();
 // Reads the [criusd] table of crius.toml (unknown keys are errors).
+// [criusd], and the site's largest Cell ([job_submit] max_gpus), which criusd's moves honour too.
 Result<ControllerOptions> load_controller_options(const estimator::Cluster& cluster);
 
 // One step of criusd on one job. Each step is ordered so that criusd killed at any point

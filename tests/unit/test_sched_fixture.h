@@ -91,11 +91,13 @@ struct Run {
 // too and fails; here each round is also recorded for rule checks).
 inline Run simulate(const std::string& policy, const std::vector<cs::Job>& jobs,
                     cs::ClusterState c = cluster(), uint64_t seed = 1,
-                    std::function<void(double, const std::vector<cs::Job>&)> each_round = {}) {
+                    std::function<void(double, const std::vector<cs::Job>&)> each_round = {},
+                    int max_gpus = 0) {
   auto t = table();
   cs::CachedThroughput tput(*t);
   cs::PolicyOptions opt;
   opt.seed = seed;
+  opt.max_gpus = max_gpus;
   auto p = cs::make_policy(policy, opt);
   if (!p) throw std::runtime_error(p.error());
   cs::SimOptions so;

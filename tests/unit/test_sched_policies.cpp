@@ -163,6 +163,22 @@ BOOST_AUTO_TEST_CASE(crius_and_sia_do_change_type_and_count) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(crius_honours_the_site_maximum) {
+  // [job_submit] max_gpus reaches the policy (criusd) as PolicyOptions::max_gpus (crius-sim --max-gpus).
+  for (int cap : {0, 2}) {
+    int largest = 0;
+    auto each = [&](double, const std::vector<cs::Job>& jobs) {
+      for (const cs::Job& j : jobs)
+        if (j.state == cs::JobState::running) largest = std::max(largest, j.alloc.shape.gpus());
+    };
+    simulate("crius", random_trace(11), cluster(), 1, each, cap);
+    BOOST_TEST_CONTEXT("max_gpus " << cap) {
+      if (cap) BOOST_TEST(largest <= cap);
+      else BOOST_TEST(largest > 2);  // the bound is not vacuous
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(same_seed_same_result) {
   for (const std::string& p : cs::policy_names()) {
     BOOST_TEST_CONTEXT("policy " << p) {
