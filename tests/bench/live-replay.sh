@@ -4,10 +4,12 @@
 # MariaDB): Slurm alone, then crius (job_submit + criusd), and crius-sim's prediction for the
 # same slice. Environment: LIVE_JOBS (40), LIVE_SCALE (trace seconds per wall second, 30),
 # LIVE_NODES (16 per type), LIVE_OBJECTIVE (job_submit's objective: throughput, the default, or
-# efficiency), LIVE_OUT (keep the results there).
+# efficiency), LIVE_MAX_GPUS ([job_submit] max_gpus, and crius-sim --max-gpus; default none),
+# LIVE_OUT (keep the results there).
 # Paper (testbed): Crius cut the mean JCT by 48.9% against Slurm-like FCFS on its 64 GPUs.
 set -u
 jobs=${LIVE_JOBS:-40} scale=${LIVE_SCALE:-30} nodes=${LIVE_NODES:-16} objective=${LIVE_OBJECTIVE:-throughput}
+max_gpus=${LIVE_MAX_GPUS:-0}
 out=${LIVE_OUT:-$TEST_TMP/out}
 trace=$TOP/tests/data/traces/runtime_trace.csv
 for c in slurmctld slurmdbd mariadbd mpirun jq; do
@@ -28,6 +30,7 @@ conf=$out/crius.toml
   printf '[criusd]\ninterval_s = %d\ncheckpoint_grace_s = 2\nmin_runtime_s = 0\n' $(( (300 + scale / 2) / scale > 0 ? (300 + scale / 2) / scale : 1 ))
   printf 'max_moves_per_round = 1000\nmax_moves_per_job_per_hour = 16\nmax_moves_per_user_per_hour = 10000\n'
   printf '[job_submit]\nobjective = "%s"\n' "$objective"
+  [ "$max_gpus" = 0 ] || printf 'max_gpus = %d\n' "$max_gpus"
 } >"$conf"
 cat >"$TEST_TMP/inner.sh" <<INNER
 #!/usr/bin/env bash
@@ -46,7 +49,7 @@ chmod +x "$TEST_TMP/inner.sh"
 "$TOP/scripts/crius-lab" run --dir "$TEST_TMP/lab" --nodes "a40:${nodes}x2,a10:${nodes}x2" --accounting \
   --plugins "$B/plugins" --plugstack "$TOP/etc/plugstack.conf.d/crius.conf" --job-submit crius \
   --crius-conf "$conf" -- "$TEST_TMP/inner.sh" || { echo "live replay failed"; exit 1; }
-crius-sim --trace "$out/crius/trace.csv" --cluster "$conf" --policy crius --interval 300 \
+crius-sim --trace "$out/crius/trace.csv" --cluster "$conf" --policy crius --interval 300 --max-gpus "$max_gpus" \
   --live slurm-live="$out/slurm/runs.csv" --live crius-live="$out/crius/runs.csv" --json "$out/all.json" \
   --plot "$out/plot" | sed -n '/^policy  /,$p'
 jq -r --argjson n "$jobs" '.policies as $p |
