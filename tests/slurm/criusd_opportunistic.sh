@@ -36,20 +36,27 @@ wait_for() { # ID STATE seconds
   for _ in $(seq $(($3 * 5))); do [ "$(state "$1")" = "$2" ] && return 0; sleep 0.2; done
   fail "job $1 not $2 after $3 s: $(scontrol show job "$1" | grep -E 'JobState|Restarts')"
 }
-block=$(sbatch --parsable --gres=gpu:a100:4 -o /dev/null --wrap 'sleep 600') || fail "plain sbatch"
+block=$(sbatch --parsable --gres=gpu:a100:4 -o /dev/null --wrap "touch $TEST_TMP/block.started; exec sleep 600") ||
+  fail "plain sbatch"
 wait_for "$block" RUNNING 20
+# A job cancelled while its batch launch is still in flight can stay RUNNING: wait for its script.
+for _ in $(seq 100); do [ -e block.started ] && break; sleep 0.2; done
 a=$(sbatch --parsable -o a.out --crius-model=bert__15B --crius-global-batch=256 --wrap 'sleep 600') || fail "sbatch A"
 [ "$(jq -r '.cell | "\(.nodes)x\(.gpus_per_node)"' <<<"$(job_field "$a" AdminComment)")" = 1x8 ] || fail "test premise: A's Cell is not 1x8"
 b=$(sbatch --parsable -o b.out --crius-movable --crius-model=bert__350M --crius-global-batch=64 --crius-iters=100000 \
   --wrap "exec crius-launch --launcher srun -- crius-train --emulate -q --time-scale 50 --checkpoint-dir $TEST_TMP/ckpt --resume") ||
   fail "sbatch B"
 criusd 2>criusd.log & pid=$!
+trap 'kill "$pid" 2>/dev/null' EXIT
 wait_for "$b" RUNNING 30
 [ "$(state "$a")" = PENDING ] || fail "A does not wait"
 echo "B runs in $(jq -c .cell <<<"$(job_field "$b" AdminComment)") while A waits"
 sleep 3
 scancel "$block"
+wait_for "$block" CANCELLED 30
 wait_for "$a" RUNNING 60
+# B ended on the checkpoint signal; criusd requeues it in its next round.
+for _ in $(seq 150); do [ "$(job_field "$b" Restarts)" = 1 ] && break; sleep 0.2; done
 kill "$pid"; wait "$pid"
 grep -v "not considered" criusd.log
 grep -q "checkpoint job $b .*preempted by the blocked queue head $a" criusd.log || fail "B was not preempted for A"
