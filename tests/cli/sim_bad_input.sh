@@ -78,4 +78,16 @@ printf '%s\nj1,0,1e12,moe__690M,-1,256,2,a10\n' "$header" >endless.csv
 expect 1 "the simulation did not end within 2000000 rounds" -- \
   timeout 60 crius-sim --trace endless.csv --cluster "$cluster" --policy fcfs --interval 86400
 
+# --live: a replay's runs that do not read name the file and line.
+printf 'job,submit_s,start_s,end_s,state,gpu,gpus\nj1,0,5,9,COMPLETED,a10,2\n' >good.runs
+crius-sim --trace one.csv --cluster "$cluster" --policy none --live live=good.runs >out.txt 2>&1 &&
+  grep -q 'jobs finished      1 of 1' out.txt || { echo "FAIL: a good --live file:"; cat out.txt; fails=$((fails + 1)); }
+printf 'job,submit_s,start_s,end_s,state,gpu,gpus\nnobody,0,5,9,COMPLETED,a10,2\n' >stranger.runs
+expect 2 "stranger.runs:2: job 'nobody' is not in the trace" -- crius-sim --trace one.csv --cluster "$cluster" --policy none --live x=stranger.runs
+printf 'job,submit_s,start_s,end_s,state,gpu,gpus\nj1,0,9,5,COMPLETED,a10,2\n' >backwards.runs
+expect 2 "backwards.runs:2: start_s and end_s must be numbers with start_s <= end_s" -- crius-sim --trace one.csv --cluster "$cluster" --policy none --live x=backwards.runs
+printf 'job,start_s\n' >short.runs
+expect 2 "short.runs:1: header lacks column 'submit_s'" -- crius-sim --trace one.csv --cluster "$cluster" --policy none --live x=short.runs
+expect 2 "--live 'nofile': want NAME=FILE" -- crius-sim --trace one.csv --cluster "$cluster" --policy none --live nofile
+
 [ "$fails" -eq 0 ] && echo ok
