@@ -8,6 +8,7 @@
 
 #include "common/util.h"
 #include "scheduler/placement.h"
+#include "scheduler/policy.h"
 
 namespace crius::scheduler {
 
@@ -25,18 +26,15 @@ Result<void> write_replay_jobs(const std::string& path, const std::vector<Job>& 
   std::ofstream out(path);
   if (!out) return make_error(path + ": cannot write");
   out << "job,submit_s,model,global_batch,iterations,deadline_s,gpu,gpus,partition,nodes,gpus_per_node,iter_time_s\n";
+  const PolicyOptions options;
+  const Context ctx{cluster, {}, 0, tput, options, {}};
   for (const Job& j : jobs) {
     const PlacedShape* pick = nullptr;
     double pick_speed = 0;
     std::vector<PlacedShape> shapes = shapes_for(cluster, j.req_gpu, j.req_gpus);
     for (const PlacedShape& ps : shapes) {
-      // As the fcfs baseline decides (decision_speed): the data-parallel speed where pure
-      // data parallelism fits, else the Cell-optimal one.
-      Perf best = tput.best(j.model, j.global_batch, ps.shape, j.runtime);
-      if (!best.feasible) continue;
-      Perf dp = tput.data_parallel(j.model, j.global_batch, ps.shape, j.runtime);
-      const double speed = dp.feasible ? dp.samples_per_s : best.samples_per_s;
-      if (speed > pick_speed * (1 + 1e-9)) {
+      const double speed = decision_speed(ctx, j, ps.shape, true);  // as the fcfs baseline decides
+      if (speed > 0 && speed > pick_speed * (1 + 1e-9)) {
         pick = &ps;
         pick_speed = speed;
       }
