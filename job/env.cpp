@@ -59,6 +59,8 @@ const std::vector<EnvVar>& env_vars() {
       {"CRIUS_LAUNCH_SPEC", W::internal, "crius-launch to its per-rank shim: plan and hosts"},
       {"CRIUS_MODEL_SPEC", W::internal, "spank_crius to job_submit: a model file's model as bounded scalars"},
       {"CRIUS_CONF", W::site, "path of crius.toml for the plugins, criusd and crius-lab"},
+      {"CRIUS_FREE_GPUS_FILE", W::site,
+       "overrides [job_submit] free_gpus_file for job_submit, criusd and --crius-explain (crius-lab sets it)"},
       {"CRIUS_MPIRUN", W::site, "the mpirun crius-launch runs"},
       {"CRIUS_PROGRESS_INTERVAL", W::site, "seconds between crius-launch's progress reports to Slurm (30)"},
   };

@@ -20,7 +20,7 @@ json ranked_json(const Ranked& r) {
 Result<Request> request_from_json(const json& j) {
   util::JsonObject r(j, "crius record: request");
   if (auto ok = r.only({"model", "model_file", "model_spec", "global_batch", "iters", "runtime", "cell",
-                        "deadline_s", "partitions", "objective", "movable"});
+                        "deadline_s", "max_gpus", "partitions", "objective", "movable"});
       !ok)
     return make_error(ok.error());
   Request q;
@@ -39,6 +39,11 @@ Result<Request> request_from_json(const json& j) {
     long n = 0;
     CRIUS_JSON_GET(n, r.integer("deadline_s", 1, kMaxLong));
     q.deadline_s = n;
+  }
+  if (r.has("max_gpus")) {
+    long n = 0;
+    CRIUS_JSON_GET(n, r.integer("max_gpus", 1, 1'000'000));
+    q.max_gpus = static_cast<int>(n);
   }
   std::string text;
   CRIUS_JSON_GET(text, r.string("runtime", std::string("megatron")));
@@ -164,6 +169,7 @@ std::string to_text(const Record& rec) {
   }
   if (q.iters) rq["iters"] = *q.iters;
   if (q.deadline_s) rq["deadline_s"] = *q.deadline_s;
+  if (q.max_gpus) rq["max_gpus"] = *q.max_gpus;
   if (!q.partitions.empty()) rq["partitions"] = q.partitions;
   if (q.movable) rq["movable"] = true;
   json j = {{"crius", kRecordVersion},

@@ -28,6 +28,7 @@ struct Request {
   estimator::Runtime runtime = estimator::Runtime::megatron;
   estimator::Cell pin;                  // --crius-cell: gpu "" = auto
   std::optional<long> deadline_s;
+  std::optional<int> max_gpus;          // --crius-max-gpus: the largest Cell the user accepts
   std::vector<std::string> partitions;  // the job's own -p list ("" = crius.toml's)
   std::string objective = "throughput";  // [job_submit] objective at submission
   bool movable = false;  // --crius-movable: the job checkpoints on the signal and resumes

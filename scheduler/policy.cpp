@@ -20,11 +20,11 @@ bool Context::feasible(const Job& j, const std::string& gpu, int gpus) const {
 }
 
 Result<void> Policy::runnable(const Job& job, const Context& ctx) const {
-  const int cap = ctx.options.max_gpus;
+  const int cap = ctx.max_gpus(job);
   for (const std::string& gpu : ctx.cluster.gpu_types())
     for (int c : counts_for(ctx.cluster, gpu))
       if ((cap <= 0 || c <= cap) && ctx.feasible(job, gpu, c)) return {};
-  if (cap > 0) return make_error("no Cell of at most " + std::to_string(cap) + " GPUs (max_gpus) can run it");
+  if (cap > 0) return make_error("no Cell of at most " + std::to_string(cap) + " GPUs (the site's or the job's max_gpus) can run it");
   return make_error("no Cell of the cluster can run it (every shape is out of memory or unknown)");
 }
 

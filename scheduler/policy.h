@@ -4,6 +4,7 @@
 // state between rounds, so a restarted controller decides the same.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -40,6 +41,11 @@ struct Context {
   Perf best(const Job& j, const Cell& s) const { return tput.best(j.model, j.global_batch, s, j.runtime); }
   Perf dp(const Job& j, const Cell& s) const {
     return tput.data_parallel(j.model, j.global_batch, s, j.runtime);
+  }
+  // The largest allocation `j` may get: the site's bound and the job's own (0 = none).
+  int max_gpus(const Job& j) const {
+    if (options.max_gpus > 0 && j.max_gpus > 0) return std::min(options.max_gpus, j.max_gpus);
+    return std::max(options.max_gpus, j.max_gpus);
   }
   // Some shape of `gpus` GPUs of `gpu` fits the job in memory (Cell-optimal plan).
   bool feasible(const Job& j, const std::string& gpu, int gpus) const;

@@ -82,6 +82,7 @@ struct Job {
   double priority = 0;          // the resource manager's priority: higher goes first (criusd: Slurm's)
   double deadline = std::numeric_limits<double>::infinity();
   std::optional<estimator::Runtime> runtime;  // the job's runtime profile; none: the source's own
+  int max_gpus = 0;             // the largest allocation the job accepts (0 = none; --crius-max-gpus)
   // Dynamic state, owned by the driver.
   JobState state = JobState::pending;
   double done_iterations = 0;

@@ -15,6 +15,7 @@
 #include <ctime>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,6 +87,9 @@ struct State {
   std::unique_ptr<crius::slurm::DecisionCache> cache;
   FileStamp stamp;
   std::time_t checked = 0;
+  // criusd's report of the free GPUs, less what job_submit gave since it was written.
+  std::optional<crius::slurm::FreeGpus> free;
+  FileStamp free_stamp;
 };
 State* g_state = nullptr;
 
@@ -222,6 +226,25 @@ void maybe_reload() {
   if (!(stamp_of(s.path) == s.stamp)) load(false);
 }
 
+// criusd's report of the free GPUs, read again when the file changed; null when there is
+// none, it does not read, or it is stale (criusd stopped): then the best Cell of an empty
+// cluster is given, as without criusd.
+crius::slurm::FreeGpus* free_gpus() {
+  State& s = *g_state;
+  const std::string& path = s.conf->config.free_gpus_file;
+  if (path.empty()) return nullptr;
+  FileStamp now_stamp = stamp_of(path);
+  if (!(now_stamp == s.free_stamp)) {
+    s.free_stamp = now_stamp;
+    s.free.reset();
+    auto f = crius::slurm::read_free_gpus(path);
+    if (!f) slurm_error("job_submit/crius: %s", printable(f.error(), 512).c_str());
+    else if (*f) s.free = std::move(**f);
+  }
+  if (!s.free || !s.free->fresh(std::time(nullptr))) return nullptr;
+  return &*s.free;
+}
+
 int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   if (!g_state) return degraded(job_desc, submit_uid, err_msg, "plugin not initialised");
   maybe_reload();
@@ -235,7 +258,8 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   if (!g_state->conf) return degraded(job_desc, submit_uid, err_msg, "configuration error: " + g_state->error);
   if (!req) return reject(err_msg, req.error(), EINVAL);
 
-  auto d = g_state->cache->decide(*req, *g_state->conf, job_desc->partition ? job_desc->partition : "");
+  crius::slurm::FreeGpus* free = free_gpus();
+  auto d = g_state->cache->decide(*req, *g_state->conf, job_desc->partition ? job_desc->partition : "", free);
   if (!d) {
     slurm_info("job_submit/crius: rejected job from uid %u: %s", submit_uid, printable(d.error(), 1024).c_str());
     return reject(err_msg, d.error(), slurm_code(d.error_code()));
@@ -254,6 +278,8 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   if (d->partial)
     tell(err_msg, "the estimator's work budget for one submission ran out; the job got the best of the Cells "
                   "estimated (" + crius::estimator::to_string(d->chosen.cell) + ")");
+  // Until criusd's next report, the GPUs given here are not free for the next submission.
+  if (free && d->load == crius::slurm::Load::fits) free->take(d->chosen.cell);
   slurm_info("job_submit/crius: uid %u: %s", submit_uid, printable(d->summary, 1024).c_str());
   return SLURM_SUCCESS;
 }

@@ -49,6 +49,8 @@ const std::vector<OptionInfo>& options() {
       {Option::deadline, "crius-deadline", "TIME",
        "[crius] wanted run time (Slurm time format, e.g. 4:00:00); with --crius-iters crius "
        "picks the smallest Cell that meets it"},
+      {Option::max_gpus, "crius-max-gpus", "N",
+       "[crius] the largest Cell the job accepts, in GPUs, at submission and in every move"},
       {Option::explain, "crius-explain", nullptr,
        "[crius] print the ranked Cells and the chosen plan before submitting"},
       {Option::movable, "crius-movable", nullptr,
@@ -98,6 +100,14 @@ Result<estimator::Runtime> parse_runtime_name(std::string_view text) {
   auto r = estimator::parse_runtime(text);
   if (!r) return make_error("--crius-runtime: " + shown(text) + " is not megatron or alpa");
   return r;
+}
+
+Result<int> parse_max_gpus(std::string_view text) {
+  auto v = to_long(text, kMaxUserGpus);
+  if (!v || *v < 1)
+    return make_error("--crius-max-gpus: " + shown(text) + " is not a whole number from 1 to " +
+                      std::to_string(kMaxUserGpus));
+  return static_cast<int>(*v);
 }
 
 Result<long> parse_deadline(std::string_view text) {
@@ -198,6 +208,11 @@ Result<void> check_option(Option o, std::string_view value) {
       if (!r) return make_error(r.error());
       return {};
     }
+    case Option::max_gpus: {
+      auto r = parse_max_gpus(value);
+      if (!r) return make_error(r.error());
+      return {};
+    }
     case Option::explain:
     case Option::movable:
       return {};
@@ -217,7 +232,7 @@ bool has_request(const char* const* env, std::size_t n) {
 
 Result<JobRequest> parse_request(const std::vector<std::string_view>& env) {
   JobRequest req;
-  std::array<bool, 8> seen{};
+  std::array<bool, 9> seen{};
   bool have_spec = false;
   for (std::string_view entry : env) {
     auto eq = entry.find('=');
@@ -279,6 +294,12 @@ Result<JobRequest> parse_request(const std::vector<std::string_view>& env) {
         auto r = parse_deadline(value);
         if (!r) return make_error(r.error());
         req.deadline_s = *r;
+        break;
+      }
+      case Option::max_gpus: {
+        auto r = parse_max_gpus(value);
+        if (!r) return make_error(r.error());
+        req.max_gpus = *r;
         break;
       }
       case Option::explain:

@@ -35,7 +35,7 @@ inline constexpr long kMaxIters = 1L << 40;
 inline constexpr long kMaxDeadlineS = 366L * 24 * 3600;
 
 // The SPANK options (without the leading "--"), in the order sbatch --help lists them.
-enum class Option { model, global_batch, iters, cell, runtime, deadline, explain, movable };
+enum class Option { model, global_batch, iters, cell, runtime, deadline, max_gpus, explain, movable };
 struct OptionInfo {
   Option id;
   const char* name;     // "crius-model"
@@ -55,6 +55,7 @@ struct JobRequest {
   estimator::Cell cell;  // --crius-cell: a partial Cell (gpu "" = auto, 0 = not pinned)
   estimator::Runtime runtime = estimator::Runtime::megatron;
   std::optional<long> deadline_s;
+  std::optional<int> max_gpus;  // --crius-max-gpus: the largest Cell the user accepts
   bool explain = false;
   bool movable = false;  // --crius-movable: criusd may checkpoint, requeue and move it while it runs
 };
@@ -66,6 +67,8 @@ Result<estimator::Cell> parse_cell(std::string_view text);  // estimator::parse_
 Result<estimator::Runtime> parse_runtime_name(std::string_view text);
 // Slurm's time formats: MIN, MIN:SEC, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS.
 Result<long> parse_deadline(std::string_view text);
+Result<int> parse_max_gpus(std::string_view text);
+inline constexpr long kMaxUserGpus = 1'000'000;
 // A model catalogue name ([A-Za-z0-9._+-], at most 128) or a file path (contains
 // '/' or ends in ".toml"); returns true for a path.
 Result<bool> check_model_arg(std::string_view text);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <cstring>
 #include <exception>
 
@@ -172,7 +173,12 @@ int submit_post_opt(spank_t sp) {
     const char* part = std::getenv("SBATCH_PARTITION");
     if (!part) part = std::getenv("SLURM_PARTITION");
     if (!part) part = std::getenv("SALLOC_PARTITION");
-    auto d = slurm::decide(*req, *c, part ? part : "");
+    // criusd's report of the free GPUs, where this host can read it, as job_submit would.
+    std::optional<slurm::FreeGpus> free;
+    if (!c->config.free_gpus_file.empty())
+      if (auto f = slurm::read_free_gpus(c->config.free_gpus_file); f && *f && (*f)->fresh(std::time(nullptr)))
+        free = std::move(**f);
+    auto d = slurm::decide(*req, *c, part ? part : "", free ? &*free : nullptr);
     if (!d) {
       slurm_error("crius: %s", d.error().c_str());
       return -1;

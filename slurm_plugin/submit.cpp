@@ -21,10 +21,21 @@ std::string matches_suffix(const std::vector<std::string>& m) {
 
 Error rejected(Reject why, std::string message) { return make_error(std::move(message), static_cast<int>(why)); }
 
+// What no ranking answers: checked before the cache.
+Result<void> check_request(const JobRequest& req) {
+  if (req.deadline_s && !req.iters)
+    return rejected(Reject::bad_request,
+                    "--crius-deadline needs --crius-iters (crius estimates run time as iterations x iteration time)");
+  return {};
+}
+
+// Ranked Cells kept per request (one per shape): more than a partition list has shapes.
+constexpr std::size_t kRankingKept = 256;
+
 }  // namespace
 
 const std::vector<std::string>& submit_config_keys() {
-  static const std::vector<std::string> keys = {"max_gpus", "objective", "on_error", "partitions", "record_top", "work_budget"};
+  static const std::vector<std::string> keys = {"free_gpus_file", "max_gpus", "objective", "on_error", "partitions", "record_top", "work_budget"};
   return keys;
 }
 
@@ -69,6 +80,11 @@ Result<SubmitConfig> parse_submit_config(const est::Cluster& cluster) {
       auto n = v.value<int64_t>();
       if (!n || *n < 1 || *n > 10) return make_error(where(v, key) + " must be a whole number from 1 to 10");
       cfg.record_top = static_cast<int>(*n);
+    } else if (key == "free_gpus_file") {
+      auto f = v.value<std::string>();
+      if (!f || (!f->empty() && f->front() != '/'))
+        return make_error(where(v, key) + " must be an absolute path, or \"\" for none");
+      cfg.free_gpus_file = *f;
     } else if (key == "max_gpus") {
       auto n = v.value<int64_t>();
       if (!n || *n < 1 || *n > 1'000'000) return make_error(where(v, key) + " must be a whole number from 1 to 1000000");
@@ -94,6 +110,7 @@ Result<Loaded> load_config(const std::string& path) {
       return make_error(path + ": partition '" + p.name + "': unknown GPU type '" + p.gpu + "'");
   auto cfg = parse_submit_config(*cluster);
   if (!cfg) return make_error(cfg.error());
+  if (auto f = free_gpus_file_override()) cfg->free_gpus_file = *f;
   return Loaded{std::move(*cluster), std::move(*cfg)};
 }
 
@@ -108,11 +125,8 @@ Result<est::Model> resolve_model(const JobRequest& req, const est::ModelCatalog&
                   "unknown model " + shown(req.model) + matches_suffix(models.close_matches(req.model)));
 }
 
-Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_view user_partitions) {
+Result<Ranking> rank(const JobRequest& req, const Loaded& conf, std::string_view user_partitions) {
   const est::Cluster& cl = conf.cluster;
-  if (req.deadline_s && !req.iters)
-    return rejected(Reject::bad_request,
-                    "--crius-deadline needs --crius-iters (crius estimates run time as iterations x iteration time)");
 
   auto model = resolve_model(req, cl.models);
   if (!model) return make_error(model.error(), model.error_code());
@@ -196,11 +210,18 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
   if (all.empty())
     return rejected(Reject::no_cell, "no Cell matches --crius-cell=" + pin + " for model " + shown(req.model) +
                                          " (stages must divide the layers and fit the GPUs)");
-  if (const int cap = conf.config.max_gpus; cap > 0) {
+  std::string bound;  // the maximum that applies, for messages
+  int cap = conf.config.max_gpus;
+  if (cap > 0) bound = "[job_submit] max_gpus " + std::to_string(cap);
+  if (req.max_gpus && (cap == 0 || *req.max_gpus < cap)) {
+    cap = *req.max_gpus;
+    bound = "--crius-max-gpus=" + std::to_string(cap);
+  }
+  if (cap > 0) {
     std::erase_if(all, [cap](const est::Estimate& e) { return e.cell.gpus() > cap; });
     if (all.empty())
-      return rejected(Reject::no_cell, "no Cell of at most " + std::to_string(cap) +
-                                           " GPUs ([job_submit] max_gpus) matches --crius-cell=" + pin);
+      return rejected(Reject::no_cell, "no Cell of at most " + std::to_string(cap) + " GPUs (" + bound +
+                                           ") matches --crius-cell=" + pin);
   }
 
   const bool eff = conf.config.objective == Objective::efficiency;
@@ -216,42 +237,72 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
   });
   if (!all.front().feasible)
     return rejected(Reject::no_cell, "no feasible Cell for model " + shown(req.model) + " with global batch " +
-                                         std::to_string(req.global_batch) + " (--crius-cell=" + pin +
-                                         ")" + (conf.config.max_gpus > 0 ? " within [job_submit] max_gpus " + std::to_string(conf.config.max_gpus) : std::string()) +
-                                         "; best try " + est::to_string(all.front().cell) + ": " + all.front().why);
+                                         std::to_string(req.global_batch) + " (--crius-cell=" + pin + ")" +
+                                         (bound.empty() ? std::string() : " within " + bound) + "; best try " +
+                                         est::to_string(all.front().cell) + ": " + all.front().why);
 
+  Ranking r;
+  r.partial = budget.exhausted();
+  r.model_spec = req.model_is_file ? est::to_spec(ereq.model) : std::string();
+  r.partitions = user_crius_partitions;
+  // The best Cell of each shape, feasible ones only: what choose() picks from.
+  for (auto& e : all) {
+    if (!e.feasible || r.cells.size() >= kRankingKept) break;
+    bool seen = std::any_of(r.cells.begin(), r.cells.end(), [&](const est::Estimate& k) {
+      return k.cell.partition == e.cell.partition && k.cell.nodes == e.cell.nodes &&
+             k.cell.gpus_per_node == e.cell.gpus_per_node;
+    });
+    if (!seen) r.cells.push_back(std::move(e));
+  }
+  return r;
+}
+
+Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& r, const FreeGpus* free) {
+  const std::vector<est::Estimate>& all = r.cells;
   Decision d;
-  d.partial = budget.exhausted();
-  std::size_t chosen = 0;
+  d.partial = r.partial;
+  auto fits_now = [&](std::size_t i) { return free && free->fits(all[i].cell); };
+  std::optional<std::size_t> chosen;
+  // The policy's choice for a new job: its best Cell that fits the GPUs free now.
+  for (std::size_t i = 0; i < all.size() && !chosen; ++i)
+    if (fits_now(i)) chosen = i;
   bool deadline_met = true;
   if (req.deadline_s && req.iters) {
-    // Smallest Cell whose estimated run time meets the deadline; else the fastest.
+    // The smallest Cell whose estimated run time meets the deadline, one that fits now first.
     std::optional<std::size_t> best;
-    for (std::size_t i = 0; i < all.size() && all[i].feasible; ++i) {
+    auto better = [&](std::size_t i, std::size_t b) {
+      if (fits_now(i) != fits_now(b)) return fits_now(i);
+      return all[i].cell.gpus() < all[b].cell.gpus();
+    };
+    for (std::size_t i = 0; i < all.size(); ++i) {
       double run = all[i].iter_time_s * static_cast<double>(*req.iters);
       if (run > static_cast<double>(*req.deadline_s)) continue;
-      if (!best || all[i].cell.gpus() < all[*best].cell.gpus()) best = i;
+      if (!best || better(i, *best)) best = i;
     }
-    if (best) chosen = *best;
+    if (best) chosen = best;
     else deadline_met = false;
   }
-  d.chosen = all[chosen];
-  if (chosen != 0) std::rotate(all.begin(), all.begin() + static_cast<long>(chosen),
-                               all.begin() + static_cast<long>(chosen) + 1);
-  if (all.size() > 10) all.resize(10);
-  d.ranked = all;
+  const std::size_t pick = chosen.value_or(0);
+  d.load = !free ? Load::unknown : fits_now(pick) ? Load::fits : Load::none_fits;
+  d.chosen = all[pick];
+  d.ranked.assign(all.begin(), all.begin() + static_cast<long>(std::min<std::size_t>(all.size(), 10)));
+  if (pick >= d.ranked.size()) d.ranked.back() = all[pick];
+  auto at = std::find_if(d.ranked.begin(), d.ranked.end(), [&](const est::Estimate& e) { return e.cell == d.chosen.cell; });
+  std::rotate(d.ranked.begin(), at, at + 1);
 
+  const bool eff = conf.config.objective == Objective::efficiency;
   const est::Estimate& e = d.chosen;
   job::Record& rec = d.record;
   rec.request.model = req.model;
   rec.request.model_file = req.model_is_file;
-  if (req.model_is_file) rec.request.model_spec = est::to_spec(ereq.model);
+  rec.request.model_spec = r.model_spec;
   rec.request.global_batch = req.global_batch;
   rec.request.iters = req.iters;
   rec.request.runtime = req.runtime;
   rec.request.pin = req.cell;
+  rec.request.max_gpus = req.max_gpus;
   rec.request.deadline_s = req.deadline_s;
-  rec.request.partitions = user_crius_partitions;
+  rec.request.partitions = r.partitions;
   rec.request.objective = eff ? "efficiency" : "throughput";
   rec.request.movable = req.movable;
   rec.cell = e.cell;
@@ -261,35 +312,48 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
   rec.memory_gib = e.memory_gib;
   if (req.deadline_s) rec.deadline_met = deadline_met;
   rec.partial = d.partial;
-  for (const auto& r : d.ranked) {
-    if (!r.feasible || static_cast<int>(rec.top.size()) >= conf.config.record_top) break;
-    rec.top.push_back({r.cell, r.iter_time_s, r.samples_per_s, r.memory_gib});
+  for (const auto& k : d.ranked) {
+    if (static_cast<int>(rec.top.size()) >= conf.config.record_top) break;
+    rec.top.push_back({k.cell, k.iter_time_s, k.samples_per_s, k.memory_gib});
   }
   d.env = job::record_env(rec);
   d.summary = "model=" + shown(req.model) + " batch=" + std::to_string(req.global_batch) + " -> cell " +
               est::describe(e.cell) + " iter=" + util::fmt(e.iter_time_s) + "s samples/s=" +
               util::fmt(e.samples_per_s) + (deadline_met ? "" : " (deadline not met)") +
+              (d.load == Load::fits        ? " (fits the GPUs free now)"
+               : d.load == Load::none_fits ? " (no Cell fits the GPUs free now: the best Cell, it waits)"
+                                           : "") +
               (d.partial ? " (work budget reached: the best of the Cells estimated)" : "");
   return d;
 }
 
-Result<Decision> DecisionCache::decide(const JobRequest& req, const Loaded& conf, std::string_view user_partitions) {
-  // Every field of the request that decide() reads, each value bounded by parse_request.
+Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_view user_partitions,
+                        const FreeGpus* free) {
+  if (auto ok = check_request(req); !ok) return make_error(ok.error(), ok.error_code());
+  auto r = rank(req, conf, user_partitions);
+  if (!r) return make_error(r.error(), r.error_code());
+  return choose(req, conf, *r, free);
+}
+
+Result<Decision> DecisionCache::decide(const JobRequest& req, const Loaded& conf, std::string_view user_partitions,
+                                       const FreeGpus* free) {
+  if (auto ok = check_request(req); !ok) return make_error(ok.error(), ok.error_code());
+  // Every field of the request that rank() reads, each value bounded by parse_request.
   const std::string key = req.model + '\n' + req.model_spec + '\n' + std::to_string(req.global_batch) + '\n' +
-                          (req.iters ? std::to_string(*req.iters) : "-") + '\n' + est::to_string(req.cell) + '\n' +
-                          std::string(est::to_string(req.runtime)) + '\n' +
-                          (req.deadline_s ? std::to_string(*req.deadline_s) : "-") + '\n' + (req.movable ? "m" : "-") + '\n' +
+                          est::to_string(req.cell) + '\n' + std::string(est::to_string(req.runtime)) + '\n' +
+                          (req.max_gpus ? std::to_string(*req.max_gpus) : "-") + '\n' +
                           std::string(user_partitions.substr(0, 4096));
-  for (auto it = m_entries.begin(); it != m_entries.end(); ++it)
-    if (it->first == key) {
-      m_entries.splice(m_entries.begin(), m_entries, it);
-      ++m_hits;
-      return m_entries.front().second;
-    }
-  auto d = slurm::decide(req, conf, user_partitions);
-  m_entries.emplace_front(key, d);
-  if (m_entries.size() > m_capacity) m_entries.pop_back();
-  return d;
+  auto it = std::find_if(m_entries.begin(), m_entries.end(), [&](const auto& e) { return e.first == key; });
+  if (it != m_entries.end()) {
+    m_entries.splice(m_entries.begin(), m_entries, it);
+    ++m_hits;
+  } else {
+    m_entries.emplace_front(key, slurm::rank(req, conf, user_partitions));
+    if (m_entries.size() > m_capacity) m_entries.pop_back();
+  }
+  const Result<Ranking>& r = m_entries.front().second;
+  if (!r) return make_error(r.error(), r.error_code());
+  return choose(req, conf, *r, free);
 }
 
 std::string explain_text(const JobRequest& req, const Decision& d) {
@@ -317,6 +381,9 @@ std::string explain_text(const JobRequest& req, const Decision& d) {
     o << line;
   }
   o << "crius: chosen " << est::to_string(d.chosen.cell) << " in partition " << d.chosen.cell.partition
+    << (d.load == Load::fits        ? " (the best Cell that fits the GPUs free now)"
+        : d.load == Load::none_fits ? " (no Cell fits the GPUs free now)"
+                                    : "")
     << (d.partial ? " (work budget reached: the best of the Cells estimated)" : "") << "\n";
   return o.str();
 }

@@ -14,6 +14,7 @@
 #include "estimator/result.h"
 #include "job/env.h"
 #include "job/record.h"
+#include "slurm_plugin/free_gpus.h"
 #include "slurm_plugin/request.h"
 
 namespace crius::slurm {
@@ -32,6 +33,9 @@ struct SubmitConfig {
   // The site's largest Cell, in GPUs (0 = no bound): a job given the fastest Cell of an
   // empty cluster would otherwise ask for a whole partition.
   int max_gpus = 0;
+  // criusd's report of the GPUs its policy left free ("" = none): a new job gets the best
+  // Cell that can start now.
+  std::string free_gpus_file = kDefaultFreeGpusFile;
 };
 
 // The keys of [job_submit] (job_submit_crius(8)).
@@ -46,40 +50,63 @@ struct Loaded {
 // load_cluster + parse_submit_config; every partition's GPU type must be in the catalogue.
 Result<Loaded> load_config(const std::string& path);
 
+// What the GPUs free now did to the choice.
+enum class Load {
+  unknown,    // no report from criusd: the best Cell of an empty cluster
+  fits,       // the best Cell that fits the GPUs free now
+  none_fits,  // no Cell fits them: the best Cell, which waits
+};
+
 struct Decision {
   estimator::Estimate chosen;
-  std::vector<estimator::Estimate> ranked;  // feasible first, best first (at most 10 kept)
+  std::vector<estimator::Estimate> ranked;  // chosen first, then best first (at most 10 kept)
   job::Record record;                       // written into AdminComment (job::to_text)
   job::Env env;                             // job::record_env(record), for the job
   std::string summary;                      // one line for the slurmctld log
   bool partial = false;                     // the work budget ran out: the best Cell estimated
+  Load load = Load::unknown;
 };
 
 // Why decide() rejected a job (the error's code); job_submit maps it to a Slurm error.
 enum class Reject {
   bad_request = 1,  // an option's value, an unknown model, a missing option
   no_partition,     // none of the job's partitions is a crius partition
-  no_cell,          // no Cell fits the pins, the partitions or the memory
+  no_cell,          // no Cell fits the pins, the partitions, the maxima or the memory
 };
 
-// Resolve the model, enumerate and estimate the Cells of the partitions the job
-// may use (`user_partitions`: the job's comma-separated -p list, "" = the
-// configured ones), pick one by the objective.  Errors are user-facing, have no
-// "crius:" prefix, and carry a Reject as their code.
-Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_view user_partitions);
+// The load-free part of a decision: the feasible Cells of the partitions the job may use
+// (`user_partitions`: the job's comma-separated -p list, "" = the configured ones), within
+// the site's and the user's maximum, best first by the objective, one per shape.
+struct Ranking {
+  std::vector<estimator::Estimate> cells;
+  bool partial = false;
+  std::string model_spec;               // a model given as a file, normalised
+  std::vector<std::string> partitions;  // the job's crius partitions (-p), for the record
+};
+Result<Ranking> rank(const JobRequest& req, const Loaded& conf, std::string_view user_partitions);
+// The Cell for the job now: the best one that fits `free` (criusd's report; null = none),
+// else the best; with a deadline, the smallest that meets it (one that fits first).
+Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& ranking, const FreeGpus* free);
 
-// decide() with a bounded memory of recent answers: an identical request (same options,
-// same model, same -p list) is answered from it. Valid for one configuration: a new one
-// needs a new cache. Not thread-safe (slurmctld calls job_submit under its job lock).
+// rank + choose. Errors are user-facing, have no "crius:" prefix, and carry a Reject as
+// their code.
+Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_view user_partitions,
+                        const FreeGpus* free = nullptr);
+
+// decide() with a bounded memory of recent rankings: an identical request (same options,
+// same model, same -p list) is ranked from it, then chosen on the load given. Valid for
+// one configuration: a new one needs a new cache. Not thread-safe (slurmctld calls
+// job_submit under its job lock).
 class DecisionCache {
  public:
   explicit DecisionCache(std::size_t capacity = 64) : m_capacity(capacity) {}
-  Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_view user_partitions);
+  Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_view user_partitions,
+                          const FreeGpus* free = nullptr);
   std::size_t hits() const { return m_hits; }
 
  private:
   std::size_t m_capacity, m_hits = 0;
-  std::list<std::pair<std::string, Result<Decision>>> m_entries;  // most recent first
+  std::list<std::pair<std::string, Result<Ranking>>> m_entries;  // most recent first
 };
 
 // The resolved model: a catalogue entry, or the forwarded file content parsed

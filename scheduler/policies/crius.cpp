@@ -34,7 +34,7 @@ class Round {
   std::vector<Candidate> raw_candidates(size_t i, int max_gpus) const;  // score = speed
   std::optional<Allocation> best_fit(const std::vector<Candidate>& cands) const;
   std::optional<Allocation> place_on(size_t i, const std::string& gpu, int gpus) const {
-    if (m_ctx.options.max_gpus > 0 && gpus > m_ctx.options.max_gpus) return std::nullopt;
+    if (const int cap = m_ctx.max_gpus(job(i)); cap > 0 && gpus > cap) return std::nullopt;
     return place_best(m_ctx, m_free, job(i), gpu, gpus, false);
   }
   double restart_penalty(size_t i, const Allocation& next) {
@@ -78,7 +78,7 @@ std::vector<Candidate> Round::candidates(size_t i, int max_gpus) {
 }
 
 std::vector<Candidate> Round::raw_candidates(size_t i, int max_gpus) const {
-  if (m_ctx.options.max_gpus > 0) max_gpus = std::min(max_gpus, m_ctx.options.max_gpus);
+  if (const int cap = m_ctx.max_gpus(job(i)); cap > 0) max_gpus = std::min(max_gpus, cap);
   std::vector<Candidate> out;
   for (const std::string& gpu : m_ctx.cluster.gpu_types())
     for (int c : counts_for(m_ctx.cluster, gpu)) {

@@ -112,6 +112,14 @@ Result<ControllerOptions> load_controller_options(const estimator::Cluster& clus
                         ": [job_submit] max_gpus must be a whole number from 1 to 1000000");
     o.max_gpus = static_cast<int>(*v);
   }
+  if (const toml::node* f = cluster.table["job_submit"]["free_gpus_file"].node()) {
+    auto v = f->value<std::string>();
+    if (!v || (!v->empty() && v->front() != '/'))
+      return make_error(cluster.path + ":" + std::to_string(f->source().begin.line) +
+                        ": [job_submit] free_gpus_file must be an absolute path, or \"\" for none");
+    o.free_gpus_file = *v;
+  }
+  if (auto f = free_gpus_file_override()) o.free_gpus_file = *f;
   const toml::table* t = cluster.table["criusd"].as_table();
   if (!t) return o;
   for (const auto& [key, node] : *t) {
@@ -385,6 +393,8 @@ Result<Round> Controller::decide(const Snapshot& snap) {
     job.runtime = rec.request.runtime;
     job.req_gpu = rec.cell.gpu;
     job.req_gpus = rec.cell.nodes * rec.cell.gpus_per_node;
+    job.max_gpus = rec.request.max_gpus.value_or(0);
+    if (rec.request.deadline_s) job.deadline = static_cast<double>(sj.submit_time + *rec.request.deadline_s);
     job.iterations = rec.request.iters ? static_cast<double>(*rec.request.iters) : m_options.default_iterations;
     // The job's own report of its progress (job/progress.h), bounded by what it asked for.
     if (auto p = job::parse_progress_comment(sj.comment)) {
@@ -472,6 +482,9 @@ Result<Round> Controller::decide(const Snapshot& snap) {
   auto decisions = scheduler.decide(cluster, jobs, now);
   if (!decisions) return make_error("policy " + m_options.policy + ": " + decisions.error());
 
+  // Where each job ends the round, for the free-GPU report: as it runs, unless moved or started.
+  std::vector<sch::Allocation> ends(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) ends[i] = jobs[i].alloc;
   int budget = m_options.max_moves_per_round;  // new moves this round; moves in flight take none
   for (const auto& d : *decisions) {
     auto& [sj, rec] = crius_jobs[d.job];
@@ -498,6 +511,7 @@ Result<Round> Controller::decide(const Snapshot& snap) {
     estimator::Cell same_shape = to;
     same_shape.stages = rec.cell.stages;
     if (job.state == sch::JobState::pending) {
+      if (d.kind == sch::Decision::Kind::start) ends[d.job] = d.target;
       if (d.kind != sch::Decision::Kind::start || same_shape == rec.cell) continue;  // Slurm starts it as asked
       if (!replan(m_cluster, rec, to)) {
         round.notes.push_back("job " + std::to_string(sj->id) + ": no feasible plan in " + estimator::describe(to) +
@@ -523,6 +537,7 @@ Result<Round> Controller::decide(const Snapshot& snap) {
       continue;
     }
     --budget;
+    ends[d.job] = d.target;
     a.abandon = job::to_text(rec);
     rec.moved_at.push_back(snap.now);
     if (rec.moved_at.size() > 16) rec.moved_at.erase(rec.moved_at.begin());
@@ -532,6 +547,20 @@ Result<Round> Controller::decide(const Snapshot& snap) {
     rec.move->phase = "signalled";
     a.after = job::to_text(rec);
     round.actions.push_back(a);
+  }
+  // The GPUs left free once the round's decisions are carried out, per node: a new job
+  // given a Cell among them can start now (job_submit reads this report).
+  std::vector<int> free(cluster.nodes.size());
+  for (std::size_t n = 0; n < cluster.nodes.size(); ++n) free[n] = cluster.nodes[n].capacity;
+  for (const sch::Allocation& a : ends)
+    for (int n : a.node_ids) free[n] -= a.shape.gpus_per_node;
+  round.free.time = snap.now;
+  round.free.interval_s = m_options.interval_s;
+  for (std::size_t p = 0; p < cluster.partitions.size(); ++p) {
+    std::vector<int> nodes;
+    for (std::size_t n = 0; n < cluster.nodes.size(); ++n)
+      if (cluster.nodes[n].partition == static_cast<int>(p)) nodes.push_back(std::max(0, free[n]));
+    round.free.partitions.emplace_back(cluster.partitions[p].name, std::move(nodes));
   }
   round.decide_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

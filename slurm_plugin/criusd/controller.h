@@ -16,6 +16,7 @@
 #include "job/record.h"
 #include "scheduler/policy.h"
 #include "slurm_plugin/criusd/snapshot.h"
+#include "slurm_plugin/free_gpus.h"
 
 namespace crius::slurm {
 
@@ -34,6 +35,7 @@ struct ControllerOptions {
   int max_moves_per_user_per_hour = 4;   // of all active crius jobs of one user
   std::string lock_file = "/run/criusd.lock";
   int max_gpus = 0;  // [job_submit] max_gpus: the largest Cell a move may give (0 = none)
+  std::string free_gpus_file = kDefaultFreeGpusFile;  // [job_submit] free_gpus_file ("" = none)
 };
 
 // The keys of [criusd] (criusd(8)).
@@ -88,6 +90,7 @@ struct Round {
   std::vector<Action> actions;
   std::vector<JobStatus> jobs;
   std::vector<std::string> notes;  // decisions not applied (budget) and why
+  FreeGpus free;                   // what the round leaves free, for job_submit
   double decide_ms = 0;
 };
 

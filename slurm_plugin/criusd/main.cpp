@@ -274,6 +274,11 @@ int main(int argc, char** argv) {
             ++failures;
           }
         }
+        if (!dry_run && !options->free_gpus_file.empty())
+          if (auto w = write_free_gpus(options->free_gpus_file, round->free); !w) {
+            std::cerr << timestamp() << " criusd: " << w.error() << "\n";
+            ++failures;
+          }
       }
     }
     } catch (const std::exception& e) {

@@ -8,7 +8,7 @@ UNIT_TEST_ARCHIVES := $(LIBCRIUSD) $(UNIT_TEST_ARCHIVES)
 
 SBIN_PROGRAMS += $(B)/sbin/criusd
 MANPAGES += man/criusd.8
-$(B)/sbin/criusd: $(addprefix $(B)/slurm_plugin/criusd/,slurm_client.o main.o) $(LIBCRIUSD) \
+$(B)/sbin/criusd: $(addprefix $(B)/slurm_plugin/criusd/,slurm_client.o main.o) $(LIBCRIUSD) $(B)/slurm_plugin/free_gpus.o \
   $(LIBCRIUS_SCHED) $(LIBCRIUS)
 	$(LINK_PROGRAM)
 $(B)/sbin/criusd: EXTRA_LIBS += $(SLURM_LIBS) $(GLPK_LIBS)

@@ -1,0 +1,185 @@
+#include "slurm_plugin/free_gpus.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "common/util.h"
+
+namespace crius::slurm {
+
+namespace {
+const std::vector<int>* nodes_of(const FreeGpus& f, const std::string& partition) {
+  for (const auto& [name, nodes] : f.partitions)
+    if (name == partition) return &nodes;
+  return nullptr;
+}
+}  // namespace
+
+bool FreeGpus::fits(const estimator::Cell& cell) const {
+  const std::vector<int>* nodes = nodes_of(*this, cell.partition);
+  if (!nodes || cell.nodes <= 0) return false;
+  auto holding = std::count_if(nodes->begin(), nodes->end(), [&](int f) { return f >= cell.gpus_per_node; });
+  return holding >= cell.nodes;
+}
+
+void FreeGpus::take(const estimator::Cell& cell) {
+  for (auto& part : partitions) {
+    if (part.first != cell.partition) continue;
+    std::vector<int>& nodes = part.second;
+    std::vector<std::size_t> order(nodes.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return nodes[a] < nodes[b]; });
+    int left = cell.nodes;
+    for (std::size_t i : order)
+      if (left > 0 && nodes[i] >= cell.gpus_per_node) {
+        nodes[i] -= cell.gpus_per_node;
+        --left;
+      }
+    return;
+  }
+}
+
+int FreeGpus::free_gpus(const std::string& partition) const {
+  const std::vector<int>* nodes = nodes_of(*this, partition);
+  int n = 0;
+  if (nodes)
+    for (int f : *nodes) n += f;
+  return n;
+}
+
+std::string to_text(const FreeGpus& f) {
+  std::ostringstream o;
+  o << "# the GPUs criusd's policy left free, per node (criusd(8))\n";
+  o << "crius-free-gpus 1\n";
+  o << "time " << f.time << "\n";
+  o << "interval_s " << util::fmt(f.interval_s, 9) << "\n";
+  for (const auto& [name, nodes] : f.partitions) {
+    o << "partition " << name;
+    for (int n : nodes) o << ' ' << n;
+    o << "\n";
+  }
+  return o.str();
+}
+
+Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& source) {
+  if (text.size() > kMaxFreeGpusBytes)
+    return make_error(source + ": larger than " + std::to_string(kMaxFreeGpusBytes) + " bytes");
+  FreeGpus f;
+  bool header = false, have_time = false, have_interval = false;
+  int line_no = 0, nodes = 0;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = util::trim(text.substr(pos, end - pos));
+    pos = end + 1;
+    ++line_no;
+    auto bad = [&](const std::string& why) {
+      return make_error(source + ":" + std::to_string(line_no) + ": " + why);
+    };
+    if (line.empty() || line.front() == '#') continue;
+    std::vector<std::string> words = util::split(line, ' ', true);
+    if (!header) {
+      if (words.size() != 2 || words[0] != "crius-free-gpus" || words[1] != "1")
+        return bad("not a crius free-GPU report (expected \"crius-free-gpus 1\")");
+      header = true;
+    } else if (words[0] == "time" && words.size() == 2) {
+      auto v = util::to_int(words[1]);
+      if (!v || *v < 0) return bad("time must be Unix seconds");
+      f.time = *v;
+      have_time = true;
+    } else if (words[0] == "interval_s" && words.size() == 2) {
+      auto v = util::to_double(words[1]);
+      if (!v || *v < 1 || *v > 86400) return bad("interval_s must be a number of seconds in [1, 86400]");
+      f.interval_s = *v;
+      have_interval = true;
+    } else if (words[0] == "partition" && words.size() >= 2) {
+      if (static_cast<int>(f.partitions.size()) >= kMaxFreeGpusPartitions)
+        return bad("more than " + std::to_string(kMaxFreeGpusPartitions) + " partitions");
+      if (words[1].size() > 64) return bad("partition name longer than 64 characters");
+      std::vector<int> free;
+      for (std::size_t i = 2; i < words.size(); ++i) {
+        auto v = util::to_int(words[i]);
+        if (!v || *v < 0 || *v > estimator::kMaxGpusPerNode)
+          return bad("free GPUs of a node must be a whole number from 0 to " +
+                     std::to_string(estimator::kMaxGpusPerNode));
+        if (++nodes > kMaxFreeGpusNodes) return bad("more than " + std::to_string(kMaxFreeGpusNodes) + " nodes");
+        free.push_back(static_cast<int>(*v));
+      }
+      f.partitions.emplace_back(words[1], std::move(free));
+    } else {
+      return bad("unknown line " + util::shown(line));
+    }
+  }
+  if (!header) return make_error(source + ": empty (expected \"crius-free-gpus 1\")");
+  if (!have_time || !have_interval) return make_error(source + ": no time or interval_s line");
+  return f;
+}
+
+std::optional<std::string> free_gpus_file_override() {
+  const char* e = std::getenv("CRIUS_FREE_GPUS_FILE");
+  if (!e || *e != '/' || std::strlen(e) > 4096) return std::nullopt;
+  return std::string(e);
+}
+
+Result<std::optional<FreeGpus>> read_free_gpus(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::optional<FreeGpus>();
+    return make_error(path + ": cannot open (" + std::strerror(errno) + ")");
+  }
+  struct stat st{};
+  std::string text;
+  std::string why;
+  if (::fstat(fd, &st) != 0) why = std::string("cannot stat (") + std::strerror(errno) + ")";
+  else if (!S_ISREG(st.st_mode)) why = "not a regular file";
+  else if (st.st_uid != 0 && st.st_uid != ::geteuid()) why = "not owned by root or by this daemon's user";
+  else if (st.st_mode & (S_IWGRP | S_IWOTH)) why = "writable by its group or by others";
+  else if (static_cast<std::size_t>(st.st_size) > kMaxFreeGpusBytes)
+    why = "larger than " + std::to_string(kMaxFreeGpusBytes) + " bytes";
+  if (why.empty()) {
+    text.resize(static_cast<std::size_t>(st.st_size));
+    std::size_t got = 0;
+    while (got < text.size()) {
+      ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    text.resize(got);
+  }
+  ::close(fd);
+  if (!why.empty()) return make_error(path + ": " + why);
+  auto f = parse_free_gpus(text, path);
+  if (!f) return make_error(f.error());
+  return std::optional<FreeGpus>(std::move(*f));
+}
+
+Result<void> write_free_gpus(const std::string& path, const FreeGpus& f) {
+  const std::string tmp = path + ".tmp";
+  const std::string text = to_text(f);
+  if (auto slash = path.rfind('/'); slash != std::string::npos && slash > 0)
+    if (::mkdir(path.substr(0, slash).c_str(), 0755) != 0 && errno != EEXIST)
+      return make_error(path.substr(0, slash) + ": cannot create (" + std::strerror(errno) + ")");
+  ::unlink(tmp.c_str());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return make_error(tmp + ": cannot create (" + std::strerror(errno) + ")");
+  bool ok = ::fchmod(fd, 0644) == 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return make_error(path + ": cannot write (" + why + ")");
+  }
+  return {};
+}
+
+}  // namespace crius::slurm

@@ -1,0 +1,53 @@
+// The GPUs criusd's policy left free, per node of each crius partition: what criusd
+// publishes every round so that job_submit gives a new job a Cell that can start now
+// (criusd(8), job_submit_crius(8): [job_submit] free_gpus_file). A flat text file, read
+// in slurmctld: parsed line by line, every size bounded.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "estimator/plan.h"
+#include "estimator/result.h"
+
+namespace crius::slurm {
+
+struct FreeGpus {
+  std::int64_t time = 0;   // when criusd read Slurm (Unix seconds)
+  double interval_s = 0;   // criusd's round length
+  std::vector<std::pair<std::string, std::vector<int>>> partitions;  // name, free GPUs of each usable node
+
+  // A report older than three rounds (and a minute) describes a criusd that stopped.
+  bool fresh(std::int64_t now) const { return now - time <= static_cast<std::int64_t>(3 * interval_s) + 60; }
+  // `cell` (partition, nodes x GPUs per node) fits: enough nodes with enough free GPUs.
+  bool fits(const estimator::Cell& cell) const;
+  // Takes a fitting Cell's GPUs from the nodes with the fewest free that hold them.
+  void take(const estimator::Cell& cell);
+  int free_gpus(const std::string& partition) const;
+};
+
+// [job_submit] free_gpus_file: where criusd writes and job_submit reads.
+inline constexpr const char* kDefaultFreeGpusFile = "/run/criusd/free-gpus";
+// CRIUS_FREE_GPUS_FILE, when set to an absolute path: it overrides the key (a test
+// cluster's daemons share the host's /run).
+std::optional<std::string> free_gpus_file_override();
+inline constexpr std::size_t kMaxFreeGpusBytes = 1 << 20;  // 1 MiB
+inline constexpr int kMaxFreeGpusPartitions = 1024, kMaxFreeGpusNodes = 100'000;
+
+std::string to_text(const FreeGpus& f);
+// Errors name `source` and the line.
+Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& source);
+
+// Reads criusd's report at `path`: nullopt when there is none. An error when it is not
+// a regular file of at most kMaxFreeGpusBytes owned by root or by this process's user
+// and writable by nobody else, or does not parse. Freshness is the caller's to judge.
+Result<std::optional<FreeGpus>> read_free_gpus(const std::string& path);
+// Writes the report atomically (a temporary file beside it, then rename), mode 0644,
+// creating its directory (not the ones above) when it is missing.
+Result<void> write_free_gpus(const std::string& path, const FreeGpus& f);
+
+}  // namespace crius::slurm

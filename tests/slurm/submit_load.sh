@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# A submission on a loaded cluster gets a Cell that can start now: criusd reports the GPUs
+# its round left free, and job_submit gives a new job the best Cell among them.
+# Cluster a100:2x8; a plain job holds one node. On an empty cluster bert__1.3B at a global
+# batch of 256 gets both nodes (a100:2x8) and would wait for the plain job.
+#  1. criusd --once writes the report (one node free);
+#  2. a crius job gets a100:1x8 and starts;
+#  3. the next one, before criusd's next round, does not count the same GPUs: none fits,
+#     it gets its best Cell (2x8) and waits;
+#  4. --crius-max-gpus bounds the Cell and is kept in the record;
+#  5. a report that is stale, or writable by others, is ignored (the best Cell, 2x8).
+set -u
+. "$TOP/tests/slurm/plugin_lib.bash"
+plugin_preflight
+[ -x "$B/sbin/criusd" ] || fail "$B/sbin/criusd not built"
+conf=$TEST_TMP/crius.toml
+cat >"$conf" <<EOF2
+gpus = "$TOP/etc/crius/gpus.toml"
+models = "$TOP/etc/crius/models.toml"
+[[partition]]
+name = "a100"
+gpu = "a100"
+nodes = 2
+gpus_per_node = 8
+intra_node_bw_gbs = 300.0
+inter_node_bw_gbs = 25.0
+inter_node_latency_us = 5.0
+[criusd]
+lock_file = "$TEST_TMP/criusd.lock"
+EOF2
+cat >"$TEST_TMP/inner.sh" <<'INNER'
+#!/usr/bin/env bash
+set -u
+. "$TOP/tests/slurm/plugin_lib.bash"
+cd "$TEST_TMP"
+report=${CRIUS_FREE_GPUS_FILE:?crius-lab sets CRIUS_FREE_GPUS_FILE}
+ctld_log=$CRIUS_LAB_DIR/log/slurmctld.log
+crius=(--crius-model=bert__1.3B --crius-global-batch=256 -c 1 -o /dev/null --wrap 'sleep 600')
+block=$(sbatch --parsable -N1 --gres=gpu:a100:8 -o /dev/null --wrap 'sleep 600') || fail "plain sbatch"
+for _ in $(seq 100); do [ "$(job_field "$block" JobState)" = RUNNING ] && break; sleep 0.2; done
+[ "$(job_field "$block" JobState)" = RUNNING ] || fail "the plain job did not start"
+
+criusd --once 2>once.err || { cat once.err; fail "criusd --once"; }
+[ -f "$report" ] || fail "criusd wrote no report at $report"
+cat "$report"
+grep -Eq '^partition a100 (0 8|8 0)$' "$report" || fail "the report does not show one free node of 8 GPUs"
+[ "$(stat -c %a "$report")" = 644 ] || fail "report mode $(stat -c %a "$report"), not 644"
+
+a=$(sbatch --parsable "${crius[@]}") || fail "crius sbatch A"
+[ "$(job_field "$a" NumNodes)" = 1-1 ] || fail "job $a got $(job_field "$a" NumNodes) nodes, not the free one"
+for _ in $(seq 100); do [ "$(job_field "$a" JobState)" = RUNNING ] && break; sleep 0.2; done
+[ "$(job_field "$a" JobState)" = RUNNING ] || fail "job $a, given the free node, did not start: $(job_field "$a" Reason)"
+grep -q "cell a100:1x8.*(fits the GPUs free now)" "$ctld_log" || fail "slurmctld's log does not say the Cell fits"
+echo "A: job $a in $(job_field "$a" AdminComment | jq -c .cell) is $(job_field "$a" JobState)"
+
+b=$(sbatch --parsable "${crius[@]}") || fail "crius sbatch B"
+[ "$(job_field "$b" NumNodes)" = 2-2 ] || fail "job $b got $(job_field "$b" NumNodes) nodes: the GPUs given to $a were counted again"
+grep -q "(no Cell fits the GPUs free now: the best Cell, it waits)" "$ctld_log" || fail "slurmctld's log does not say B waits"
+echo "B: job $b asks for $(job_field "$b" NumNodes) nodes and is $(job_field "$b" JobState)"
+
+c=$(sbatch --parsable --crius-max-gpus=4 "${crius[@]}") || fail "crius sbatch C"
+rec=$(job_field "$c" AdminComment)
+[ "$(jq '.cell.nodes * .cell.gpus_per_node' <<<"$rec")" -le 4 ] || fail "job $c got $(jq -c .cell <<<"$rec") beyond --crius-max-gpus=4"
+[ "$(jq .request.max_gpus <<<"$rec")" = 4 ] || fail "job $c's record lacks request.max_gpus: $rec"
+echo "C: job $c with --crius-max-gpus=4 got $(jq -c .cell <<<"$rec")"
+err=$(sbatch --parsable --crius-max-gpus=0 "${crius[@]}" 2>&1) && fail "--crius-max-gpus=0 accepted"
+grep -q -- "--crius-max-gpus: '0' is not a whole number" <<<"$err" || fail "unclear error: $err"
+
+# A report as criusd writes it, one node free: stale, world-writable, then good.
+put_report() {  # TIME MODE
+  printf 'crius-free-gpus 1\ntime %s\ninterval_s 300\npartition a100 0 8\n' "$1" >"$report.new"
+  chmod "$2" "$report.new"
+  mv "$report.new" "$report"
+}
+nodes_given() { local id; id=$(sbatch --parsable "${crius[@]}") || fail "crius sbatch"; job_field "$id" NumNodes; }
+put_report 1 644
+[ "$(nodes_given)" = 2-2 ] || fail "a stale report was used"
+put_report "$(date +%s)" 666
+[ "$(nodes_given)" = 2-2 ] || fail "a world-writable report was used"
+grep -q "job_submit/crius: $report: writable by its group or by others" "$ctld_log" || fail "the bad report was not logged"
+put_report "$(date +%s)" 644
+[ "$(nodes_given)" = 1-1 ] || fail "a fresh report was not used"
+echo "submit load checks passed"
+INNER
+chmod +x "$TEST_TMP/inner.sh"
+plugin_lab_run a100:2x8 "$conf" "$TEST_TMP/inner.sh"

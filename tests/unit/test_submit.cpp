@@ -1,0 +1,188 @@
+// job_submit's decision on a loaded cluster: criusd's free-GPU report (its text form and
+// its bounds), the Cell chosen from it, and the site's and the user's maximum.
+#define BOOST_TEST_MODULE submit
+#include <boost/test/unit_test.hpp>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "job/record.h"
+#include "slurm_plugin/free_gpus.h"
+#include "slurm_plugin/request.h"
+#include "slurm_plugin/submit.h"
+
+using namespace crius;
+using namespace crius::slurm;
+
+namespace {
+
+template <typename R>
+std::string why(const R& r) {
+  return r.ok() ? std::string() : r.error();
+}
+
+std::string top() {
+  const char* t = std::getenv("TOP");
+  return t ? t : ".";
+}
+
+// etc/crius/crius.toml: partitions a100 and v100, 2 nodes x 8 GPUs each.
+Loaded conf() {
+  auto c = load_config(top() + "/etc/crius/crius.toml");
+  BOOST_TEST_REQUIRE(c.ok(), why(c));
+  return std::move(*c);
+}
+
+JobRequest bert() {
+  JobRequest r;
+  r.model = "bert__1.3B";
+  r.global_batch = 256;
+  return r;
+}
+
+FreeGpus report(std::vector<int> a100, std::vector<int> v100) {
+  FreeGpus f;
+  f.time = 1000;
+  f.interval_s = 60;
+  f.partitions = {{"a100", std::move(a100)}, {"v100", std::move(v100)}};
+  return f;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(free_gpus_text_round_trip_and_bounds) {
+  FreeGpus f = report({8, 3}, {0, 0});
+  auto back = parse_free_gpus(to_text(f), "r");
+  BOOST_TEST_REQUIRE(back.ok(), why(back));
+  BOOST_TEST(back->time == 1000);
+  BOOST_TEST(back->interval_s == 60);
+  BOOST_TEST(back->partitions == f.partitions);
+
+  auto bad = [](const std::string& text) {
+    auto r = parse_free_gpus(text, "F");
+    return r.ok() ? std::string("accepted") : r.error();
+  };
+  BOOST_TEST(bad("") == "F: empty (expected \"crius-free-gpus 1\")");
+  BOOST_TEST(bad("crius-free-gpus 2\n") == "F:1: not a crius free-GPU report (expected \"crius-free-gpus 1\")");
+  BOOST_TEST(bad("crius-free-gpus 1\ntime 5\n") == "F: no time or interval_s line");
+  BOOST_TEST(bad("crius-free-gpus 1\ntime 5\ninterval_s 60\npartition a 8 -1\n") ==
+             "F:4: free GPUs of a node must be a whole number from 0 to 64");
+  BOOST_TEST(bad("crius-free-gpus 1\ntime 5\ninterval_s 60\nnode x\n") == "F:4: unknown line 'node x'");
+  BOOST_TEST(bad(std::string(kMaxFreeGpusBytes + 1, '#')).find("larger than") != std::string::npos);
+  std::string many = "crius-free-gpus 1\ntime 5\ninterval_s 60\npartition a";
+  for (int i = 0; i <= kMaxFreeGpusNodes; ++i) many += " 1";
+  BOOST_TEST(bad(many) == "F:4: more than 100000 nodes");
+
+  // Fresh for three rounds and a minute.
+  BOOST_TEST(f.fresh(1000 + 3 * 60 + 60));
+  BOOST_TEST(!f.fresh(1000 + 3 * 60 + 61));
+}
+
+BOOST_AUTO_TEST_CASE(free_gpus_fit_and_take_best_fit) {
+  FreeGpus f = report({8, 3}, {0, 0});
+  estimator::Cell c{"a100", "a100", 1, 2, 0};
+  BOOST_TEST(f.fits(c));
+  f.take(c);  // from the node with the fewest free GPUs that holds 2
+  BOOST_TEST((f.partitions[0].second == std::vector<int>{8, 1}));
+  BOOST_TEST(!f.fits(estimator::Cell{"a100", "a100", 2, 2, 0}));
+  BOOST_TEST(f.fits(estimator::Cell{"a100", "a100", 1, 8, 0}));
+  BOOST_TEST(!f.fits(estimator::Cell{"v100", "v100", 1, 1, 0}));
+  BOOST_TEST(!f.fits(estimator::Cell{"h100", "h100", 1, 1, 0}));
+  BOOST_TEST(f.free_gpus("a100") == 9);
+}
+
+BOOST_AUTO_TEST_CASE(free_gpus_file_is_read_only_from_a_safe_file) {
+  const std::string dir = std::filesystem::temp_directory_path() / ("crius-free-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/free";
+  auto none = read_free_gpus(path);
+  BOOST_TEST_REQUIRE(none.ok(), why(none));
+  BOOST_TEST(!none->has_value());
+  BOOST_TEST_REQUIRE(write_free_gpus(path, report({1, 2}, {3, 4})).ok());
+  auto r = read_free_gpus(path);
+  BOOST_TEST_REQUIRE(r.ok(), why(r));
+  BOOST_TEST_REQUIRE(r->has_value());
+  BOOST_TEST((*r)->free_gpus("v100") == 7);
+  std::filesystem::permissions(path, std::filesystem::perms::others_write, std::filesystem::perm_options::add);
+  r = read_free_gpus(path);
+  BOOST_TEST(why(r) == path + ": writable by its group or by others");
+  std::filesystem::remove(path);
+  std::filesystem::create_directory(path);
+  r = read_free_gpus(path);
+  BOOST_TEST(!r.ok());
+  std::filesystem::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(a_loaded_cluster_gets_the_best_cell_that_starts_now) {
+  Loaded c = conf();
+  auto empty = decide(bert(), c, "");
+  BOOST_TEST_REQUIRE(empty.ok(), why(empty));
+  BOOST_TEST((empty->load == Load::unknown));
+  const estimator::Cell best = empty->chosen.cell;
+  BOOST_TEST(best.gpus() == 16, "premise: on an empty cluster the job gets a whole partition, not " << best.gpus());
+
+  // One node of each type busy: the best Cell that fits the other two nodes.
+  FreeGpus f = report({0, 8}, {8, 0});
+  auto loaded = decide(bert(), c, "", &f);
+  BOOST_TEST_REQUIRE(loaded.ok(), why(loaded));
+  BOOST_TEST((loaded->load == Load::fits));
+  BOOST_TEST(f.fits(loaded->chosen.cell));
+  BOOST_TEST(loaded->chosen.cell.nodes == 1);
+  auto ranking = rank(bert(), c, "");
+  BOOST_TEST_REQUIRE(ranking.ok(), why(ranking));
+  for (const auto& e : ranking->cells)
+    if (f.fits(e.cell)) BOOST_TEST(e.samples_per_s <= loaded->chosen.samples_per_s);
+  BOOST_TEST(loaded->summary.find("(fits the GPUs free now)") != std::string::npos);
+
+  // Nothing free: the best Cell, which waits (criusd re-decides it every round).
+  FreeGpus full = report({0, 0}, {0, 0});
+  auto waits = decide(bert(), c, "", &full);
+  BOOST_TEST_REQUIRE(waits.ok(), why(waits));
+  BOOST_TEST((waits->load == Load::none_fits));
+  BOOST_TEST((waits->chosen.cell == best));
+
+  // The cache ranks once and chooses on each load.
+  DecisionCache cache;
+  auto a = cache.decide(bert(), c, "", &f);
+  auto b = cache.decide(bert(), c, "", nullptr);
+  BOOST_TEST(cache.hits() == 1u);
+  BOOST_TEST_REQUIRE((a.ok() && b.ok()));
+  BOOST_TEST((a->chosen.cell == loaded->chosen.cell));
+  BOOST_TEST((b->chosen.cell == best));
+}
+
+BOOST_AUTO_TEST_CASE(the_users_maximum_bounds_the_cell_and_is_recorded) {
+  Loaded c = conf();
+  JobRequest r = bert();
+  auto parsed = parse_max_gpus("4");
+  BOOST_TEST_REQUIRE(parsed.ok(), why(parsed));
+  r.max_gpus = *parsed;
+  auto d = decide(r, c, "");
+  BOOST_TEST_REQUIRE(d.ok(), why(d));
+  BOOST_TEST(d->chosen.cell.gpus() <= 4);
+  for (const auto& e : d->ranked) BOOST_TEST(e.cell.gpus() <= 4);
+  auto back = job::parse_record(job::to_text(d->record));
+  BOOST_TEST_REQUIRE((back.has_value() && *back));
+  BOOST_TEST(back->value().request.max_gpus.value_or(0) == 4);
+
+  // The smaller of the site's and the user's maximum applies, and the message names it.
+  // gpt3-13b needs 8 GPUs.
+  c.config.max_gpus = 4;
+  r.model = "gpt3-13b";
+  r.max_gpus = 8;
+  d = decide(r, c, "");
+  BOOST_TEST_REQUIRE(!d.ok());
+  BOOST_TEST(d.error().find("within [job_submit] max_gpus 4") != std::string::npos, d.error());
+  c.config.max_gpus = 0;
+  r.max_gpus = 4;
+  d = decide(r, c, "");
+  BOOST_TEST_REQUIRE(!d.ok());
+  BOOST_TEST(d.error().find("within --crius-max-gpus=4") != std::string::npos, d.error());
+
+  BOOST_TEST(why(parse_max_gpus("0")) == "--crius-max-gpus: '0' is not a whole number from 1 to 1000000");
+  BOOST_TEST(!parse_max_gpus("2x").ok());
+}
