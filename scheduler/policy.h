@@ -26,6 +26,9 @@ struct PolicyOptions {
   uint64_t seed = 1;             // tie breaking
   double solver_time_limit_s = 10;  // gavel/sia: GLPK time limit per round (a safety net)
   int max_gpus = 0;              // crius: the largest allocation of one job (0 = no bound; the site's)
+  // Running jobs preempted, moved or resized per round, in queue order (-1 = no bound);
+  // the starts that needed the dropped moves wait. criusd's max_moves_per_round.
+  int max_moves_per_round = -1;
 };
 
 struct Context {

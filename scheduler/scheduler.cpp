@@ -64,6 +64,50 @@ static std::vector<unsigned> tie_ranks(size_t n, uint64_t seed) {
   return r;
 }
 
+// Keeps the first `budget` changes of running jobs (queue order) and reverts the others;
+// a kept change that no longer fits is reverted too (reverting every change gives back the
+// running state, which fits). Then each start is kept only where it still fits.
+static void bound_moves(const ClusterState& cluster, const std::vector<const Job*>& jobs,
+                        std::vector<Target>& targets, int budget) {
+  std::vector<size_t> changes;
+  for (size_t i = 0; i < jobs.size(); ++i)
+    if (jobs[i]->state == JobState::running && !(targets[i].alloc == jobs[i]->alloc)) changes.push_back(i);
+  if (static_cast<int>(changes.size()) <= budget) return;
+  auto revert = [&](size_t i) {
+    targets[i].alloc = jobs[i]->alloc;
+    targets[i].reason = "kept: over the budget of moves per round";
+  };
+  for (size_t k = static_cast<size_t>(budget); k < changes.size(); ++k) revert(changes[k]);
+  changes.resize(static_cast<size_t>(budget));
+  std::vector<int> used;
+  auto fits_all = [&] {
+    used.assign(cluster.nodes.size(), 0);
+    for (size_t i = 0; i < jobs.size(); ++i)
+      if (jobs[i]->state == JobState::running)
+        for (int n : targets[i].alloc.node_ids) used[n] += targets[i].alloc.shape.gpus_per_node;
+    for (size_t n = 0; n < used.size(); ++n)
+      if (used[n] > cluster.nodes[n].capacity) return false;
+    return true;
+  };
+  while (!fits_all() && !changes.empty()) {
+    revert(changes.back());
+    changes.pop_back();
+  }
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const Allocation& a = targets[i].alloc;
+    if (jobs[i]->state == JobState::running || a.empty()) continue;
+    bool fits = true;
+    for (int n : a.node_ids) fits = fits && used[n] + a.shape.gpus_per_node <= cluster.nodes[n].capacity;
+    if (!fits) {
+      targets[i].alloc = Allocation{};
+      targets[i].opportunistic = false;
+      targets[i].reason = "waits: the moves it needed are over the budget of moves per round";
+      continue;
+    }
+    for (int n : a.node_ids) used[n] += a.shape.gpus_per_node;
+  }
+}
+
 Result<void> Scheduler::runnable(const ClusterState& cluster, const Job& job) {
   Context ctx{cluster, {}, 0, m_tput, m_options, {}};
   return m_policy.runnable(job, ctx);
@@ -83,6 +127,7 @@ Result<std::vector<Decision>> Scheduler::decide(const ClusterState& cluster,
   std::vector<Target> targets = m_policy.schedule(ctx);
   if (targets.size() != ctx.jobs.size())
     return make_error("policy " + m_policy.name() + " returned a wrong number of targets");
+  if (m_options.max_moves_per_round >= 0) bound_moves(cluster, ctx.jobs, targets, m_options.max_moves_per_round);
 
   // Validate the whole target state before emitting anything.
   // A job left where it runs is not re-checked for memory: a live cluster may

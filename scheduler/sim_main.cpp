@@ -80,6 +80,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-gpus", popt.max_gpus,
                  "crius: the largest allocation of one job, as [job_submit] max_gpus bounds criusd (0 = none)")
       ->check(CLI::Range(0, 1000000));
+  app.add_option("--max-moves-per-round", popt.max_moves_per_round,
+                 "running jobs preempted, moved or resized per round, for every policy, as criusd's "
+                 "max_moves_per_round (-1 = none, the default)")
+      ->check(CLI::Range(-1, 10000));
   app.add_option("--runtime", runtime_name, "estimator runtime profile: alpa (default) or megatron");
   app.add_option("--throughput-table", table_file,
                  "measured iteration times (CSV); missing shapes use the estimator");

@@ -232,7 +232,7 @@ bool has_request(const char* const* env, std::size_t n) {
 
 Result<JobRequest> parse_request(const std::vector<std::string_view>& env) {
   JobRequest req;
-  std::array<bool, 9> seen{};
+  std::array<bool, kOptionCount> seen{};
   bool have_spec = false;
   for (std::string_view entry : env) {
     auto eq = entry.find('=');

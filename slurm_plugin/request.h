@@ -36,6 +36,7 @@ inline constexpr long kMaxDeadlineS = 366L * 24 * 3600;
 
 // The SPANK options (without the leading "--"), in the order sbatch --help lists them.
 enum class Option { model, global_batch, iters, cell, runtime, deadline, max_gpus, explain, movable };
+inline constexpr std::size_t kOptionCount = static_cast<std::size_t>(Option::movable) + 1;  // the last one
 struct OptionInfo {
   Option id;
   const char* name;     // "crius-model"

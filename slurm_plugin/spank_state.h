@@ -19,7 +19,7 @@ extern "C" {
 
 namespace crius::spank {
 
-inline constexpr std::size_t kOptionCount = 8;
+using slurm::kOptionCount;
 
 struct State {
   // plugstack.conf arguments

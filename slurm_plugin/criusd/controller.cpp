@@ -476,6 +476,7 @@ Result<Round> Controller::decide(const Snapshot& snap) {
   popts.interval_s = m_options.interval_s;
   popts.restart_cost_s = m_options.restart_cost_s;
   popts.max_gpus = m_options.max_gpus;
+  popts.max_moves_per_round = m_options.max_moves_per_round;  // as crius-sim --max-moves-per-round
   auto policy = sch::make_policy(m_options.policy, popts);
   if (!policy) return make_error(policy.error());
   sch::Scheduler scheduler(**policy, tput, popts);

@@ -5,11 +5,12 @@
 # same slice. Environment: LIVE_JOBS (40), LIVE_SCALE (trace seconds per wall second, 30),
 # LIVE_NODES (16 per type), LIVE_OBJECTIVE (job_submit's objective: throughput, the default, or
 # efficiency), LIVE_MAX_GPUS ([job_submit] max_gpus, and crius-sim --max-gpus; default none),
+# LIVE_MAX_MOVES (criusd max_moves_per_round, and crius-sim --max-moves-per-round; default 1000),
 # LIVE_OUT (keep the results there).
 # Paper (testbed): Crius cut the mean JCT by 48.9% against Slurm-like FCFS on its 64 GPUs.
 set -u
 jobs=${LIVE_JOBS:-40} scale=${LIVE_SCALE:-30} nodes=${LIVE_NODES:-16} objective=${LIVE_OBJECTIVE:-throughput}
-max_gpus=${LIVE_MAX_GPUS:-0}
+max_gpus=${LIVE_MAX_GPUS:-0} max_moves=${LIVE_MAX_MOVES:-1000}
 out=${LIVE_OUT:-$TEST_TMP/out}
 trace=$TOP/tests/data/traces/runtime_trace.csv
 for c in slurmctld slurmdbd mariadbd mpirun jq; do
@@ -25,10 +26,10 @@ conf=$out/crius.toml
     printf '[[partition]]\nname = "%s"\ngpu = "%s"\nnodes = %d\ngpus_per_node = 2\nintra_node_bw_gbs = 31.5\n' $t $t "$nodes"
     printf 'inter_node_bw_gbs = 12.5\ninter_node_latency_us = 10.0\ncalibration = "%s"\n' "$TOP/etc/crius/calibration/nccl-$t.csv"
   done
-  # crius-sim's setting in trace time: a round every 300 s, moves unbounded per round
-  # (crius-sim has no bound), a job moved at most once per trace hour, no minimum run time.
+  # crius-sim's setting in trace time: a round every 300 s, the same bound on moves per round,
+  # a job moved at most 16 times per trace hour, no minimum run time.
   printf '[criusd]\ninterval_s = %d\ncheckpoint_grace_s = 2\nmin_runtime_s = 0\n' $(( (300 + scale / 2) / scale > 0 ? (300 + scale / 2) / scale : 1 ))
-  printf 'max_moves_per_round = 1000\nmax_moves_per_job_per_hour = 16\nmax_moves_per_user_per_hour = 10000\n'
+  printf 'max_moves_per_round = %d\nmax_moves_per_job_per_hour = 16\nmax_moves_per_user_per_hour = 10000\n' "$max_moves"
   printf '[job_submit]\nobjective = "%s"\n' "$objective"
   [ "$max_gpus" = 0 ] || printf 'max_gpus = %d\n' "$max_gpus"
 } >"$conf"
@@ -49,7 +50,7 @@ chmod +x "$TEST_TMP/inner.sh"
 "$TOP/scripts/crius-lab" run --dir "$TEST_TMP/lab" --nodes "a40:${nodes}x2,a10:${nodes}x2" --accounting \
   --plugins "$B/plugins" --plugstack "$TOP/etc/plugstack.conf.d/crius.conf" --job-submit crius \
   --crius-conf "$conf" -- "$TEST_TMP/inner.sh" || { echo "live replay failed"; exit 1; }
-crius-sim --trace "$out/crius/trace.csv" --cluster "$conf" --policy crius --interval 300 --max-gpus "$max_gpus" \
+crius-sim --trace "$out/crius/trace.csv" --cluster "$conf" --policy crius --interval 300 --max-gpus "$max_gpus" --max-moves-per-round "$max_moves" \
   --live slurm-live="$out/slurm/runs.csv" --live crius-live="$out/crius/runs.csv" --json "$out/all.json" \
   --plot "$out/plot" | sed -n '/^policy  /,$p'
 jq -r --argjson n "$jobs" '.policies as $p |

@@ -179,6 +179,59 @@ BOOST_AUTO_TEST_CASE(crius_honours_the_site_maximum) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(crius_honours_each_jobs_own_maximum) {
+  // --crius-max-gpus reaches the policy (criusd) as Job::max_gpus: the jobs that carry one
+  // never get more, the others still grow past it.
+  std::vector<cs::Job> trace = random_trace(11);
+  for (std::size_t i = 0; i < trace.size(); i += 2) trace[i].max_gpus = 2;
+  int bounded = 0, free = 0;
+  auto each = [&](double, const std::vector<cs::Job>& jobs) {
+    for (const cs::Job& j : jobs)
+      if (j.state == cs::JobState::running)
+        (j.max_gpus ? bounded : free) = std::max(j.max_gpus ? bounded : free, j.alloc.shape.gpus());
+  };
+  simulate("crius", trace, cluster(), 1, each);
+  BOOST_TEST(bounded <= 2);
+  BOOST_TEST(bounded > 0);
+  BOOST_TEST(free > 2);
+}
+
+BOOST_AUTO_TEST_CASE(every_policy_honours_the_bound_on_moves_per_round) {
+  // PolicyOptions::max_moves_per_round (criusd's max_moves_per_round, crius-sim
+  // --max-moves-per-round): at most N running jobs change per round, the state stays valid.
+  auto t = table();
+  cs::CachedThroughput tput(*t);
+  const cs::ClusterState c = cluster();
+  int most_unbounded = 0;
+  for (const std::string& policy : cs::policy_names()) {
+    for (int bound : {-1, 1}) {
+      cs::PolicyOptions opt;
+      opt.max_moves_per_round = bound;
+      auto p = cs::make_policy(policy, opt);
+      BOOST_TEST_REQUIRE(p.ok());
+      cs::SimOptions so;
+      so.policy = opt;
+      int most = 0;
+      std::vector<std::string> violations;
+      so.on_round = [&](double, const std::vector<cs::Job>& js, const std::vector<cs::Decision>& ds) {
+        int changes = 0;
+        for (const cs::Decision& d : ds) changes += d.kind != cs::Decision::Kind::start;
+        most = std::max(most, changes);
+        if (auto r = cs::check_invariants(c, js, tput); !r) violations.push_back(r.error());
+      };
+      auto res = cs::simulate(c, random_trace(5), **p, tput, so);
+      BOOST_TEST_CONTEXT("policy " << policy << ", bound " << bound) {
+        BOOST_TEST_REQUIRE(res.ok());
+        BOOST_TEST(violations.empty());
+        if (bound >= 0) BOOST_TEST(most <= bound);
+        else most_unbounded = std::max(most_unbounded, most);
+        for (const cs::Job& j : res->jobs) BOOST_TEST((j.state == cs::JobState::finished));
+      }
+    }
+  }
+  BOOST_TEST(most_unbounded > 1);  // some policy changes several jobs in a round: the bound is not vacuous
+}
+
 BOOST_AUTO_TEST_CASE(same_seed_same_result) {
   for (const std::string& p : cs::policy_names()) {
     BOOST_TEST_CONTEXT("policy " << p) {
