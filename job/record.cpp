@@ -81,10 +81,23 @@ Result<Ranked> ranked_from_json(const json& j, const std::string& what) {
   return x;
 }
 
+// A list of node names (criusd's pins): bounded like a Cell's node count.
+Result<std::vector<std::string>> node_names(const json& j, const std::string& what) {
+  if (!j.is_array() || j.size() > static_cast<std::size_t>(est::kMaxCellNodes))
+    return make_error(what + " must be a list of at most " + std::to_string(est::kMaxCellNodes) + " node names");
+  std::vector<std::string> out;
+  for (const auto& n : j) {
+    if (!n.is_string() || n.get_ref<const std::string&>().empty() || n.get_ref<const std::string&>().size() > 64)
+      return make_error(what + " must hold node names of 1 to 64 characters");
+    out.push_back(n.get<std::string>());
+  }
+  return out;
+}
+
 Result<Record> record_from_json(const json& j) {
   util::JsonObject r(j, "crius record");
   if (auto ok = r.only({"crius", "request", "cell", "plan", "estimate", "by", "deadline_met", "partial", "top", "move",
-                        "moved_at", "unmovable"}); !ok)
+                        "moved_at", "unmovable", "nodes"}); !ok)
     return make_error(ok.error());
   int version = 0;
   CRIUS_JSON_GET(version, r.integer("crius", 0, 1000000));
@@ -131,7 +144,7 @@ Result<Record> record_from_json(const json& j) {
   }
   if (r.has("move")) {
     util::JsonObject m(j["move"], "crius record: move");
-    if (auto ok = m.only({"cell", "phase", "since", "reason"}); !ok) return make_error(ok.error());
+    if (auto ok = m.only({"cell", "nodes", "phase", "since", "reason"}); !ok) return make_error(ok.error());
     if (!j["move"].contains("cell")) return make_error("crius record: move: key 'cell' is missing");
     auto t = est::cell_from_json(j["move"]["cell"], "crius record: move: cell");
     if (!t) return make_error(t.error());
@@ -142,6 +155,11 @@ Result<Record> record_from_json(const json& j) {
       return make_error("crius record: move: key 'phase' must be signalling, signalled, requeuing or requeued");
     CRIUS_JSON_GET(mv.since, m.integer("since", 0, kMaxLong, 0));
     CRIUS_JSON_GET(mv.reason, m.string("reason", std::string()));
+    if (j["move"].contains("nodes")) {
+      auto n = node_names(j["move"]["nodes"], "crius record: move: nodes");
+      if (!n) return make_error(n.error());
+      mv.nodes = std::move(*n);
+    }
     rec.move = std::move(mv);
   }
   if (r.has("moved_at")) {
@@ -154,6 +172,11 @@ Result<Record> record_from_json(const json& j) {
     }
   }
   CRIUS_JSON_GET(rec.unmovable, r.string("unmovable", std::string()));
+  if (r.has("nodes")) {
+    auto n = node_names(j["nodes"], "crius record: nodes");
+    if (!n) return make_error(n.error());
+    rec.nodes = std::move(*n);
+  }
   return rec;
 }
 
@@ -187,9 +210,12 @@ std::string to_text(const Record& rec) {
     for (const auto& r : rec.top) top.push_back(ranked_json(r));
     j["top"] = std::move(top);
   }
-  if (rec.move)
+  if (rec.move) {
     j["move"] = {{"cell", est::to_json(rec.move->target)}, {"phase", rec.move->phase},
                  {"since", rec.move->since}, {"reason", rec.move->reason}};
+    if (!rec.move->nodes.empty()) j["move"]["nodes"] = rec.move->nodes;
+  }
+  if (!rec.nodes.empty()) j["nodes"] = rec.nodes;
   if (!rec.moved_at.empty()) j["moved_at"] = rec.moved_at;
   if (!rec.unmovable.empty()) j["unmovable"] = rec.unmovable;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);

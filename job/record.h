@@ -52,6 +52,7 @@ struct Move {
   std::string phase;
   std::int64_t since = 0;
   std::string reason;
+  std::vector<std::string> nodes;  // where the policy placed it: pinned when the move ends
   bool operator==(const Move&) const = default;
 };
 
@@ -67,6 +68,7 @@ struct Record {
   std::optional<Move> move;
   std::vector<std::int64_t> moved_at;  // when criusd started each move of this job (the last 16)
   std::string unmovable;               // why criusd may not move it while it runs (a failed requeue)
+  std::vector<std::string> nodes;      // the nodes criusd pinned it to (its ReqNodeList); empty: none
 
   // The user fixed the Cell (--crius-cell) or the partitions (-p): criusd leaves it.
   bool pinned() const { return !request.pin.gpu.empty() || !request.partitions.empty(); }

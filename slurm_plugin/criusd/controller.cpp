@@ -46,6 +46,12 @@ bool replan(const estimator::Cluster& cluster, job::Record& rec, const estimator
   return true;
 }
 
+bool same_nodes(std::vector<std::string> a, std::vector<std::string> b) {
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return a == b;
+}
+
 int signal_number(const std::string& name) {
   static const std::map<std::string, int> names = {
       {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"TERM", SIGTERM}, {"INT", SIGINT},
@@ -188,9 +194,11 @@ Result<ControllerOptions> load_controller_options(const estimator::Cluster& clus
 }
 
 nlohmann::json to_json(const Action& a) {
-  return {{"action", to_string(a.kind)}, {"job", a.job},          {"from", estimator::to_json(a.from)},
+  nlohmann::json j = {{"action", to_string(a.kind)}, {"job", a.job},          {"from", estimator::to_json(a.from)},
           {"to", estimator::to_json(a.to)},       {"reason", a.reason},    {"from_samples_per_s", a.from_samples_per_s},
           {"to_samples_per_s", a.to_samples_per_s}, {"gain_samples_per_s", a.gain_samples_per_s}};
+  if (a.nodes) j["nodes"] = *a.nodes;
+  return j;
 }
 
 nlohmann::json to_json(const Round& r) {
@@ -340,11 +348,17 @@ Result<Round> Controller::decide(const Snapshot& snap) {
         // someone else after the signal gets the new Cell and keeps its hold, unless it is
         // the hold of a requeue criusd made of a job that ended on the signal.
         const estimator::Cell target = rec.move->target;
+        const std::vector<std::string> target_nodes = rec.move->nodes;
         a.release = phase == "requeuing" || phase == "requeued" || sj.requeued_held;
         rec.move.reset();
-        if (!replan(m_cluster, rec, target))  // keep the Cell it had; the move is dropped
+        if (replan(m_cluster, rec, target)) {
+          rec.nodes = target_nodes;  // where the policy placed it
+        } else {  // keep the Cell it had, anywhere; the move is dropped
+          rec.nodes.clear();
           round.notes.push_back("job " + std::to_string(sj.id) + ": no feasible plan in " +
                                 estimator::describe(target) + "; it stays in " + estimator::describe(rec.cell));
+        }
+        a.nodes = rec.nodes;
         a.to = rec.cell;
         a.kind = Action::Kind::finish_move;
         a.after = job::to_text(rec);
@@ -364,6 +378,10 @@ Result<Round> Controller::decide(const Snapshot& snap) {
     if (listed(m_options.skip_users, sj.user) || listed(m_options.skip_accounts, sj.account) ||
         listed(m_options.skip_partitions, sj.partition) || listed(m_options.skip_qos, sj.qos)) {
       skip("its user, account, partition or QOS is on a skip list of [criusd]");
+      continue;
+    }
+    if (!running && !sj.req_nodes.empty() && !same_nodes(sj.req_nodes, rec.nodes)) {
+      skip("pinned to nodes by the user (-w)");
       continue;
     }
     if (!running) {
@@ -485,6 +503,7 @@ Result<Round> Controller::decide(const Snapshot& snap) {
 
   // Where each job ends the round, for the free-GPU report: as it runs, unless moved or started.
   std::vector<sch::Allocation> ends(jobs.size());
+  std::vector<bool> placed(jobs.size(), false);  // pending jobs the policy starts this round
   for (std::size_t i = 0; i < jobs.size(); ++i) ends[i] = jobs[i].alloc;
   int budget = m_options.max_moves_per_round;  // new moves this round; moves in flight take none
   for (const auto& d : *decisions) {
@@ -511,14 +530,24 @@ Result<Round> Controller::decide(const Snapshot& snap) {
     a.gain_samples_per_s = a.to_samples_per_s - a.from_samples_per_s;
     estimator::Cell same_shape = to;
     same_shape.stages = rec.cell.stages;
+    std::vector<std::string> target_nodes;
+    for (int n : d.target.node_ids) target_nodes.push_back(cluster.nodes[n].name);
     if (job.state == sch::JobState::pending) {
-      if (d.kind == sch::Decision::Kind::start) ends[d.job] = d.target;
-      if (d.kind != sch::Decision::Kind::start || same_shape == rec.cell) continue;  // Slurm starts it as asked
-      if (!replan(m_cluster, rec, to)) {
+      if (d.kind != sch::Decision::Kind::start) continue;
+      ends[d.job] = d.target;
+      placed[d.job] = true;
+      if (same_shape == rec.cell) {
+        // Slurm starts it as asked; a job criusd pinned follows the policy's nodes.
+        if (rec.nodes.empty() || same_nodes(rec.nodes, target_nodes)) continue;
+      } else if (!replan(m_cluster, rec, to)) {
         round.notes.push_back("job " + std::to_string(sj->id) + ": no feasible plan in " + estimator::describe(to) +
                               "; not moved");
         continue;
       }
+      // Pinned where the policy placed it: Slurm could otherwise take the nodes the policy
+      // kept for another job.
+      rec.nodes = target_nodes;
+      a.nodes = rec.nodes;
       a.to = rec.cell;
       a.kind = Action::Kind::update_pending;
       a.after = job::to_text(rec);
@@ -542,13 +571,29 @@ Result<Round> Controller::decide(const Snapshot& snap) {
     a.abandon = job::to_text(rec);
     rec.moved_at.push_back(snap.now);
     if (rec.moved_at.size() > 16) rec.moved_at.erase(rec.moved_at.begin());
-    rec.move = job::Move{to, "signalling", snap.now, d.reason};
+    rec.move = job::Move{to, "signalling", snap.now, d.reason, target_nodes};
     a.kind = Action::Kind::checkpoint;
     a.before = job::to_text(rec);
     rec.move->phase = "signalled";
     a.after = job::to_text(rec);
     round.actions.push_back(a);
   }
+  // A pending job criusd pinned that the policy does not start now waits for any nodes.
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    auto& [sj, rec] = crius_jobs[i];
+    if (jobs[i].state != sch::JobState::pending || placed[i] || rec.nodes.empty()) continue;
+    Action a;
+    a.job = sj->id;
+    a.cpus_per_task = sj->cpus_per_task;
+    a.from = a.to = rec.cell;
+    a.reason = "waits: its pin to nodes " + util::join(rec.nodes, ",") + " is cleared";
+    rec.nodes.clear();
+    a.nodes = rec.nodes;
+    a.kind = Action::Kind::update_pending;
+    a.after = job::to_text(rec);
+    round.actions.push_back(a);
+  }
+
   // The GPUs left free once the round's decisions are carried out, per node: a new job
   // given a Cell among them can start now (job_submit reads this report).
   std::vector<int> free(cluster.nodes.size());

@@ -64,6 +64,9 @@ struct Action {
   std::string before, after, abandon;  // records (job::to_text); "" = none for this step
   bool release = false;  // finish_move: release the hold criusd's requeue put on the job
   std::uint16_t cpus_per_task = 1;  // the job's, for the CPU count of its new Cell
+  // update_pending, finish_move: the nodes the job is pinned to (ReqNodeList); empty clears
+  // criusd's pin; none leaves it.
+  std::optional<std::vector<std::string>> nodes;
   std::string reason;
   // Estimated throughput in the old and the new Cell (0 where infeasible) and
   // their difference.  A pending job does not run at `from` yet: it may move to a

@@ -63,8 +63,8 @@ std::string abandoned(const std::string& abandon, const std::string& why) {
 Result<void> apply(SlurmClient& slurm, const ControllerOptions& o, const Action& a) {
   switch (a.kind) {
     case Action::Kind::update_pending:
-      if (!(a.to == a.from)) {
-        if (auto r = slurm.update_cell(a.job, a.to, a.cpus_per_task, false); !r) {
+      if (!(a.to == a.from) || a.nodes) {
+        if (auto r = slurm.update_cell(a.job, a.to, a.cpus_per_task, false, a.nodes ? &*a.nodes : nullptr); !r) {
           (void)slurm.update_cell(a.job, a.from, a.cpus_per_task, false);  // Slurm may have applied part of it
           return r;
         }
@@ -92,7 +92,7 @@ Result<void> apply(SlurmClient& slurm, const ControllerOptions& o, const Action&
       step_done("requeue");
       return slurm.set_record(a.job, a.after, false);
     case Action::Kind::finish_move:
-      if (auto r = slurm.update_cell(a.job, a.to, a.cpus_per_task, true); !r) {
+      if (auto r = slurm.update_cell(a.job, a.to, a.cpus_per_task, true, a.nodes ? &*a.nodes : nullptr); !r) {
         (void)slurm.update_cell(a.job, a.from, a.cpus_per_task, true);
         (void)slurm.set_record(a.job, a.abandon, a.release);  // it runs again, in its old Cell
         return make_error(r.error() + "; it stays in its old Cell");
@@ -267,6 +267,7 @@ int main(int argc, char** argv) {
                           a.to_samples_per_s);
           std::cerr << timestamp() << " criusd: " << (dry_run ? "would " : "") << to_string(a.kind)
                     << " job " << a.job << " " << estimator::describe(a.from) << " -> " << estimator::describe(a.to)
+                    << (a.nodes ? " on nodes [" + util::join(*a.nodes, ",") + "]" : std::string())
                     << " (" << a.reason << speeds << ")\n";
           if (dry_run) continue;
           if (auto r = apply(slurm, *options, a); !r) {

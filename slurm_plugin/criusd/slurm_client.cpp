@@ -115,6 +115,7 @@ Result<Snapshot> SlurmClient::snapshot() {
     job.admin_comment = str(j.admin_comment);
     job.comment = str(j.comment).substr(0, 256);  // the user's text: only a progress report is read
     job.nodes = expand_hostlist(j.nodes);
+    job.req_nodes = expand_hostlist(j.req_nodes);
     job.num_nodes = static_cast<int>(j.num_nodes);
     job.submit_time = j.submit_time;
     job.start_time = j.start_time;
@@ -137,12 +138,12 @@ Result<Snapshot> SlurmClient::snapshot() {
 }
 
 Result<void> SlurmClient::update_cell(std::uint32_t id, const estimator::Cell& cell, std::uint16_t cpus_per_task,
-                                      bool clear_requeue_delay) {
+                                      bool clear_requeue_delay, const std::vector<std::string>* nodes) {
   job_desc_msg_t d;
   slurm_init_job_desc_msg(&d);
   d.job_id = id;
   std::vector<std::string> strings;  // own the values the job description points to
-  strings.reserve(3);
+  strings.reserve(4);
   apply_cell(&d, cell, cpus_per_task, [&](char** field, const std::string& value) {
     strings.push_back(value);
     *field = strings.back().data();
@@ -151,6 +152,10 @@ Result<void> SlurmClient::update_cell(std::uint32_t id, const estimator::Cell& c
   // sooner, but not within the second of its requeue: slurmd refuses a credential of that
   // job created in the second it was revoked, and the job would fail to launch.
   if (clear_requeue_delay) d.begin_time = std::time(nullptr) + 2;
+  if (nodes) {  // "" clears a pin
+    strings.push_back(util::join(*nodes, ","));
+    d.req_nodes = strings.back().data();
+  }
   if (slurm_update_job(&d) != SLURM_SUCCESS)
     return slurm_failure("update of job " + std::to_string(id) + " to " + estimator::describe(cell));
   return {};

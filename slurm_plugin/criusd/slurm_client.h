@@ -21,10 +21,11 @@ class SlurmClient {
   SlurmClient& operator=(const SlurmClient&) = delete;
 
   Result<Snapshot> snapshot();
-  // A pending job's Cell (apply_cell, as job_submit writes it), nothing else; with
-  // clear_requeue_delay a requeued job becomes eligible now, not after Slurm's delay.
+  // A pending job's Cell (apply_cell, as job_submit writes it), and with `nodes` its
+  // ReqNodeList (empty: no pin; null: unchanged); with clear_requeue_delay a requeued job
+  // becomes eligible now, not after Slurm's delay.
   Result<void> update_cell(std::uint32_t job, const estimator::Cell& cell, std::uint16_t cpus_per_task,
-                           bool clear_requeue_delay);
+                           bool clear_requeue_delay, const std::vector<std::string>* nodes = nullptr);
   // The job's record (AdminComment); with release, the job's hold is released in the same update.
   Result<void> set_record(std::uint32_t job, const std::string& record, bool release);
   Result<void> signal(std::uint32_t job, int signo);

@@ -16,7 +16,7 @@ nlohmann::json to_json(const Snapshot& s) {
     j["jobs"].push_back({{"id", b.id}, {"name", b.name}, {"state", b.state},
                          {"partition", b.partition}, {"features", b.features},
                          {"tres_per_node", b.tres_per_node}, {"admin_comment", b.admin_comment}, {"comment", b.comment},
-                         {"nodes", b.nodes}, {"num_nodes", b.num_nodes},
+                         {"nodes", b.nodes}, {"req_nodes", b.req_nodes}, {"num_nodes", b.num_nodes},
                          {"submit_time", b.submit_time}, {"start_time", b.start_time}, {"end_time", b.end_time},
                          {"restarts", b.restarts}, {"cpus_per_task", b.cpus_per_task}, {"priority", b.priority}, {"reason", b.reason}, {"requeued_held", b.requeued_held},
                          {"begin_time", b.begin_time}, {"batch", b.batch}, {"requeue", b.requeue},
@@ -49,6 +49,7 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& 
       job.admin_comment = b.value("admin_comment", "");
       job.comment = b.value("comment", "");
       job.nodes = b.value("nodes", std::vector<std::string>{});
+      job.req_nodes = b.value("req_nodes", std::vector<std::string>{});
       job.num_nodes = b.value("num_nodes", 0);
       job.submit_time = b.value("submit_time", std::int64_t{0});
       job.start_time = b.value("start_time", std::int64_t{0});

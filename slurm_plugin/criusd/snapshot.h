@@ -32,6 +32,7 @@ struct SlurmJob {
   std::string admin_comment;  // the crius record, for crius jobs
   std::string comment;        // the user's Comment: crius-launch writes the job's progress there
   std::vector<std::string> nodes;  // allocated nodes (running jobs)
+  std::vector<std::string> req_nodes;  // ReqNodeList (-w, or criusd's pin), expanded
   int num_nodes = 0;
   std::int64_t submit_time = 0, start_time = 0, end_time = 0;
   int restarts = 0;

@@ -3,6 +3,7 @@
 # count by itself but never lowers it, so the Cell's update sets it (a job shrunk from
 # a100:2x8 to a100:1x8 kept 16 CPUs on an 8-CPU node and was never runnable: BadConstraints).
 # Cluster a100:2x8; a plain job holds one node; job_submit gives the crius job both nodes.
+# The job is pinned to the node the policy placed it on (ReqNodeList, and "nodes" in its record).
 set -u
 . "$TOP/tests/slurm/plugin_lib.bash"
 plugin_preflight
@@ -39,6 +40,12 @@ for _ in $(seq 100); do [ "$(job_field "$id" JobState)" = RUNNING ] && break; sl
 echo "after: $(job_field "$id" NumNodes) nodes, $(job_field "$id" NumCPUs) CPUs, $(job_field "$id" JobState) ($(job_field "$id" Reason))"
 [ "$(job_field "$id" JobState)" = RUNNING ] || fail "job $id shrunk to one node did not start: $(scontrol show job "$id" | grep -E 'Reason|NumCPUs')"
 [ "$(job_field "$id" NumCPUs)" = 8 ] || fail "job $id runs with $(job_field "$id" NumCPUs) CPUs, not 8"
+# Pinned where the policy placed it: the node the plain job leaves free.
+pin=$(job_field "$id" AdminComment | jq -r '.nodes | join(",")')
+[ "$pin" = "$(job_field "$id" NodeList)" ] || fail "job $id was pinned to '$pin' but runs on $(job_field "$id" NodeList)"
+[ "$(job_field "$id" ReqNodeList)" = "$pin" ] || fail "job $id's ReqNodeList is '$(job_field "$id" ReqNodeList)', not its pin '$pin'"
+[ "$pin" != "$(job_field "$block" NodeList)" ] || fail "job $id pinned to the node of the plain job"
+grep -q "update_pending job $id .* on nodes \[$pin\]" once.err || fail "criusd's log does not name the nodes"
 echo "criusd shrink checks passed"
 INNER
 chmod +x "$TEST_TMP/inner.sh"

@@ -152,6 +152,56 @@ BOOST_FIXTURE_TEST_CASE(pending_job_moves_to_the_idle_type, Fixture) {
   BOOST_TEST(rec->value().plan.world_size() == a.to.gpus());
 }
 
+BOOST_FIXTURE_TEST_CASE(a_moved_job_is_pinned_where_the_policy_placed_it, Fixture) {
+  // As above: the pending job moves to v100 and is pinned to the node the policy chose; the
+  // round's free-GPU report counts that node taken.
+  Snapshot s;
+  s.now = 5000;
+  s.nodes = {node("a100-1", "a100", 8), node("a100-2", "a100", 8), node("v100-1", "v100", 0),
+             node("v100-2", "v100", 0)};
+  s.jobs = {slurm_job(1, "RUNNING", "", {"a100-1"}), slurm_job(2, "RUNNING", "", {"a100-2"}),
+            slurm_job(3, "PENDING", record("a100:1x8:1", "a100"))};
+  Controller c(*cluster, {});
+  auto round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST_REQUIRE(round->actions.size() == 1u);
+  const Action& a = round->actions[0];
+  BOOST_TEST_REQUIRE(a.nodes.has_value());
+  const std::vector<std::string> pin = *a.nodes;
+  BOOST_TEST(static_cast<int>(pin.size()) == a.to.nodes);
+  for (const auto& n : pin) BOOST_TEST(n.rfind("v100-", 0) == 0);
+  auto rec = job::parse_record(a.after);
+  BOOST_TEST_REQUIRE((rec && rec->ok()));
+  BOOST_TEST(rec->value().nodes == pin);
+  BOOST_TEST(round->free.free_gpus("a100") == 0);
+  BOOST_TEST(round->free.free_gpus("v100") == 16 - a.to.gpus());
+
+  // Next round, the job still pending there: nothing to do. A user's own -w is left alone.
+  s.jobs[2].admin_comment = a.after;
+  s.jobs[2].req_nodes = pin;
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST(round->actions.empty());
+  s.jobs[2].req_nodes = {"a100-1"};
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST(round->actions.empty());
+  BOOST_TEST(round->jobs.back().considered == "no: pinned to nodes by the user (-w)");
+
+  // Both v100 nodes are taken by jobs criusd does not know: the policy cannot start it, and
+  // the pin is cleared so that Slurm may start it anywhere.
+  s.jobs[2].req_nodes = pin;
+  s.nodes[2].gpus_used = s.nodes[3].gpus_used = 8;
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST_REQUIRE(round->actions.size() == 1u);
+  BOOST_TEST_REQUIRE(round->actions[0].nodes.has_value());
+  BOOST_TEST(round->actions[0].nodes->empty());
+  rec = job::parse_record(round->actions[0].after);
+  BOOST_TEST_REQUIRE((rec && rec->ok()));
+  BOOST_TEST(rec->value().nodes.empty());
+}
+
 BOOST_FIXTURE_TEST_CASE(jobs_without_record_pinned_or_broken_are_never_touched, Fixture) {
   job::Record pinned = make_record("a100:1x8:1", "a100");
   pinned.request.partitions = {"a100"};
