@@ -5,7 +5,7 @@ SCHED_SRCS := scheduler/types.cpp scheduler/throughput.cpp \
   scheduler/simulator.cpp scheduler/report.cpp scheduler/live.cpp \
   scheduler/policies/crius.cpp scheduler/policies/fcfs.cpp scheduler/policies/gandiva.cpp \
   scheduler/policies/gavel.cpp scheduler/policies/elasticflow_ls.cpp scheduler/policies/sia.cpp
-SCHED_SRCS += scheduler/estimator_throughput.cpp
+SCHED_SRCS += scheduler/estimator_throughput.cpp scheduler/sacct_import.cpp
 SCHED_OBJS := $(SCHED_SRCS:%.cpp=$(B)/%.o)
 LIBCRIUS_SCHED := $(B)/libcrius_sched.a
 
@@ -18,9 +18,13 @@ $(B)/bin/crius-sim: $(B)/scheduler/sim_main.o $(LIBCRIUS_SCHED) $(LIBCRIUS)
 	$(LINK_PROGRAM)
 $(B)/bin/crius-sim: EXTRA_LIBS += $(GLPK_LIBS)
 
+PROGRAMS += $(B)/bin/crius-import-sacct
+$(B)/bin/crius-import-sacct: $(B)/scheduler/import_main.o $(LIBCRIUS_SCHED) $(LIBCRIUS)
+	$(LINK_PROGRAM)
+
 UNIT_TEST_ARCHIVES += $(LIBCRIUS_SCHED)
 UNIT_TEST_LIBS += $(GLPK_LIBS)
-MANPAGES += man/crius-sim.1 man/crius-replay.1 man/crius.7
+MANPAGES += man/crius-sim.1 man/crius-replay.1 man/crius-import-sacct.1 man/crius.7
 
 PROGRAMS += $(B)/bin/crius-replay
 $(B)/bin/crius-replay: scheduler/crius-replay
