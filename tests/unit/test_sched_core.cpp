@@ -267,3 +267,59 @@ BOOST_AUTO_TEST_CASE(table_dp_column_and_cache_round_trip) {
   BOOST_TEST(!(*back)->data_parallel("a", 8, cs::shape("x", 1, 1)).feasible);
   BOOST_TEST((*back)->best("a", 8, cs::shape("x", 1, 1)).iter_time_s == 10);
 }
+
+namespace {
+// A scripted policy: job 0 starts on 1 x GPU of x at t=0; at t=100 it is resized to 2 GPUs
+// (`resize`) or preempted and started again on 1 GPU at t=200 (otherwise).
+class Scripted final : public cs::Policy {
+ public:
+  explicit Scripted(bool resize) : m_resize(resize) {}
+  std::string name() const override { return "scripted"; }
+  std::vector<cs::Target> schedule(const cs::Context& ctx) override {
+    std::vector<cs::Target> t = cs::keep_running(ctx);
+    auto on_x = [&](int gpus) {
+      cs::Allocation a;
+      a.partition = 0;
+      a.shape.gpu = "x";
+      a.shape.nodes = 1;
+      a.shape.gpus_per_node = gpus;
+      a.node_ids = {0};
+      return a;
+    };
+    if (ctx.now == 0) t[0].alloc = on_x(1);
+    if (ctx.now == 100) t[0].alloc = m_resize ? on_x(2) : cs::Allocation{};
+    if (ctx.now == 200 && !m_resize) t[0].alloc = on_x(1);
+    return t;
+  }
+
+ private:
+  bool m_resize;
+};
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(restart_cost_gives_an_exact_jct) {
+  // Model a: 10 s per iteration on 1 x, 5 s on 2 x; rounds of 100 s, restart cost 30 s.
+  auto t = table();
+  cs::CachedThroughput tput(*t);
+  cs::SimOptions so;
+  so.policy.interval_s = 100;
+  so.policy.restart_cost_s = 30;
+  // Resized at 100: 10 iterations by then, none until 130, 14 to 200, 20 to 300, the last
+  // 6 by 330.
+  Scripted resize(true);
+  auto r = cs::simulate(cluster(), {job(0, "a", "x", 1, 50)}, resize, tput, so);
+  BOOST_TEST_REQUIRE(r.ok(), (r.ok() ? std::string() : r.error()));
+  BOOST_TEST(r->jobs[0].finish_time == 330);
+  BOOST_TEST(r->jobs[0].reconfigurations == 1);
+  // Preempted at 100 (10 done), resumed at 200: none until 230, 7 to 300, the last 3 by 330.
+  Scripted preempt(false);
+  r = cs::simulate(cluster(), {job(0, "a", "x", 1, 20)}, preempt, tput, so);
+  BOOST_TEST_REQUIRE(r.ok(), (r.ok() ? std::string() : r.error()));
+  BOOST_TEST(r->jobs[0].finish_time == 330);
+  BOOST_TEST(r->jobs[0].reconfigurations == 1);
+  // Without the restart cost both end 30 s sooner.
+  so.policy.restart_cost_s = 0;
+  r = cs::simulate(cluster(), {job(0, "a", "x", 1, 50)}, resize, tput, so);
+  BOOST_TEST_REQUIRE(r.ok());
+  BOOST_TEST(r->jobs[0].finish_time == 300);
+}
