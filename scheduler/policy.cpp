@@ -19,6 +19,12 @@ bool Context::feasible(const Job& j, const std::string& gpu, int gpus) const {
   return false;
 }
 
+double restart_cost(const PolicyOptions& o, bool cell_policy, int gpus) {
+  if (o.restart_model == RestartModel::flat) return o.restart_cost_s;
+  const double per_gpu = cell_policy ? 10 : 150, cap = cell_policy ? 40 : 600;
+  return std::min(cap, per_gpu * std::max(1, gpus));
+}
+
 Result<void> Policy::runnable(const Job& job, const Context& ctx) const {
   const int cap = ctx.max_gpus(job);
   for (const std::string& gpu : ctx.cluster.gpu_types())

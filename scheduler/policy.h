@@ -19,9 +19,16 @@
 
 namespace crius::scheduler {
 
+// How a move, resize or resume is charged: `flat`, restart_cost_s for every job of every
+// policy; `paper`, as the Crius paper charged it, per GPU of the new allocation with a cap,
+// 10 s (at most 40) for a Cell policy, whose Cells spare the re-tuning, and 150 s (at most
+// 600) for the baselines, accrued as time debt (a move during a restart adds to it).
+enum class RestartModel { flat, paper };
+
 struct PolicyOptions {
   double interval_s = 300;       // round length
-  double restart_cost_s = 60;    // lost time of a job that is moved, resized or resumed
+  double restart_cost_s = 60;    // lost time of a job that is moved, resized or resumed (flat)
+  RestartModel restart_model = RestartModel::flat;
   bool deadline_mode = false;    // crius: earliest deadline first instead of FIFO
   uint64_t seed = 1;             // tie breaking
   double solver_time_limit_s = 10;  // gavel/sia: GLPK time limit per round (a safety net)
@@ -66,6 +73,9 @@ class Policy {
   virtual ~Policy() = default;
   virtual std::string name() const = 0;
   virtual std::vector<Target> schedule(const Context& ctx) = 0;
+  // A Cell policy (crius) moves a job between Cells whose plans it already has: the paper's
+  // restart model charges it less than a baseline that re-tunes after every change.
+  virtual bool cell_policy() const { return false; }
   // Whether this policy could ever run the job on this cluster (e.g. fcfs needs
   // the requested type and count to fit in memory). Unrunnable jobs are reported.
   virtual Result<void> runnable(const Job& job, const Context& ctx) const;
@@ -87,6 +97,8 @@ Result<void> runnable_on_requested_type(const Job& job, const Context& ctx, bool
 // Speed a policy decides with: the Cell-optimal speed, or (data_parallel) the
 // pure data-parallel speed, which baselines know; where pure data parallelism
 // does not fit in memory, the Cell-optimal speed stands in. -1: not feasible.
+// Seconds a job moved, resized or resumed onto `gpus` GPUs loses (PolicyOptions::restart_model).
+double restart_cost(const PolicyOptions& o, bool cell_policy, int gpus);
 double decision_speed(const Context& ctx, const Job& job, const Cell& shape,
                       bool data_parallel);
 // Best placement of `gpus` GPUs of `gpu` for the job by speed (best or dp),

@@ -101,7 +101,11 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
   res.policy = policy.name();
   Scheduler sched(policy, tput, options.policy);
   const double interval = options.policy.interval_s;
-  const double restart = options.policy.restart_cost_s;
+  // The time a job loses when it moves onto `a`: flat, or the paper's debt, which accrues.
+  auto restart_until = [&](const Job& j, const Allocation& a, double now) {
+    const double cost = restart_cost(options.policy, policy.cell_policy(), a.shape.gpus());
+    return options.policy.restart_model == RestartModel::paper ? std::max(now, j.restart_until) + cost : now + cost;
+  };
   std::vector<size_t> order(jobs.size());
   for (size_t i = 0; i < jobs.size(); ++i) {
     order[i] = i;
@@ -151,15 +155,15 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
           break;
         case Decision::Kind::move:
         case Decision::Kind::resize:
+          j.restart_until = restart_until(j, d.target, now);
           j.alloc = d.target;
-          j.restart_until = now + restart;
           ++j.reconfigurations;
           break;
         case Decision::Kind::start:
           j.state = JobState::running;
           j.alloc = d.target;
           j.opportunistic = d.opportunistic;
-          j.restart_until = j.first_start < 0 ? now : now + restart;
+          j.restart_until = j.first_start < 0 ? now : restart_until(j, d.target, now);
           if (j.first_start < 0) j.first_start = now;
           break;
       }

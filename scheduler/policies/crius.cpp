@@ -37,9 +37,9 @@ class Round {
     if (const int cap = m_ctx.max_gpus(job(i)); cap > 0 && gpus > cap) return std::nullopt;
     return place_best(m_ctx, m_free, job(i), gpu, gpus, false);
   }
+  double restart_s(const Allocation& next) const { return restart_cost(m_opt, true, next.shape.gpus()); }
   double restart_penalty(size_t i, const Allocation& next) {
-    return job(i).state == JobState::running ? score(i, next) * m_opt.restart_cost_s / m_opt.interval_s
-                                             : 0;
+    return job(i).state == JobState::running ? score(i, next) * restart_s(next) / m_opt.interval_s : 0;
   }
   bool fit(size_t i, bool& searched);
   bool search(size_t i, const std::vector<Candidate>& cands, double floor);
@@ -256,9 +256,10 @@ void Round::upgrade() {
           if (!a) continue;
           double s_new = speed(i, a->shape);
           if (s_new < (c > old.shape.gpus() ? CriusPolicy::kDoubleGain : 1.05) * s_old) continue;
-          double restart = j.state == JobState::running ? m_opt.restart_cost_s : 0;
+          const double cost = restart_s(*a);
+          double restart = j.state == JobState::running ? cost : 0;
           double saved = left_old - (restart + j.remaining() * j.global_batch / s_new);
-          if (saved <= 2 * m_opt.restart_cost_s) continue;  // does not pay
+          if (saved <= 2 * cost) continue;  // does not pay
           double added = std::max(1, c - old.shape.gpus());
           double gain = (s_new - s_old) / s_old / added;
           if (gain > best_gain) { best_gain = gain; best_i = i; best_alloc = a; }

@@ -27,6 +27,7 @@ class CriusPolicy final : public Policy {
 
   explicit CriusPolicy(const PolicyOptions& options) : m_options(options) {}
   std::string name() const override { return "crius"; }
+  bool cell_policy() const override { return true; }
   std::vector<Target> schedule(const Context& ctx) override;
 
  private:

@@ -37,7 +37,7 @@ std::vector<Target> ElasticFlowLsPolicy::schedule(const Context& ctx) {
       if (s <= 0) continue;
       if (!smallest) smallest = c;
       bool restarts = j.state == JobState::running ? j.alloc.shape.gpus() != c : j.first_start >= 0;
-      double restart = restarts ? m_options.restart_cost_s : 0;
+      double restart = restarts ? restart_cost(m_options, false, c) : 0;
       if (restart + j.remaining() * j.global_batch / s <= left) {
         w.min_count = c;
         w.meets = true;

@@ -37,7 +37,6 @@ std::vector<Target> SiaPolicy::schedule(const Context& ctx) {
   // slowest feasible configuration, times a restart penalty when it differs
   // from what the job runs now.
   std::vector<Config> configs;
-  const double keep_bonus = std::max(0.0, 1.0 - m_options.restart_cost_s / m_options.interval_s);
   for (size_t j = 0; j < J; ++j) {
     const Job& job = *ctx.jobs[j];
     size_t first = configs.size();
@@ -57,7 +56,8 @@ std::vector<Target> SiaPolicy::schedule(const Context& ctx) {
       cf.utility = std::sqrt(cf.utility / base);
       bool same = job.state == JobState::running && job.alloc.shape.gpu == cf.gpu &&
                   job.alloc.shape.gpus() == cf.gpus;
-      if (job.state == JobState::running && !same) cf.utility *= keep_bonus;
+      if (job.state == JobState::running && !same)
+        cf.utility *= std::max(0.0, 1.0 - restart_cost(m_options, false, cf.gpus) / m_options.interval_s);
     }
   }
   if (configs.empty()) return targets;

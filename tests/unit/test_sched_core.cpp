@@ -273,8 +273,9 @@ namespace {
 // (`resize`) or preempted and started again on 1 GPU at t=200 (otherwise).
 class Scripted final : public cs::Policy {
  public:
-  explicit Scripted(bool resize) : m_resize(resize) {}
+  explicit Scripted(bool resize, bool cell = false) : m_resize(resize), m_cell(cell) {}
   std::string name() const override { return "scripted"; }
+  bool cell_policy() const override { return m_cell; }
   std::vector<cs::Target> schedule(const cs::Context& ctx) override {
     std::vector<cs::Target> t = cs::keep_running(ctx);
     auto on_x = [&](int gpus) {
@@ -293,7 +294,7 @@ class Scripted final : public cs::Policy {
   }
 
  private:
-  bool m_resize;
+  bool m_resize, m_cell;
 };
 }  // namespace
 
@@ -322,4 +323,22 @@ BOOST_AUTO_TEST_CASE(restart_cost_gives_an_exact_jct) {
   r = cs::simulate(cluster(), {job(0, "a", "x", 1, 50)}, resize, tput, so);
   BOOST_TEST_REQUIRE(r.ok());
   BOOST_TEST(r->jobs[0].finish_time == 300);
+
+  // The paper's model, per GPU of the new allocation: a baseline pays 2 x 150 s, so nothing
+  // runs from 100 to 400 and the last 40 iterations end at 600; a Cell policy pays 2 x 10 s
+  // and ends at 320. A resume after a preemption on 1 GPU costs a baseline 150 s: none from
+  // 200 to 350, 5 by 400, the last 5 by 450.
+  so.policy.restart_model = cs::RestartModel::paper;
+  BOOST_TEST(cs::restart_cost(so.policy, false, 8) == 600);  // the caps
+  BOOST_TEST(cs::restart_cost(so.policy, true, 8) == 40);
+  r = cs::simulate(cluster(), {job(0, "a", "x", 1, 50)}, resize, tput, so);
+  BOOST_TEST_REQUIRE(r.ok());
+  BOOST_TEST(r->jobs[0].finish_time == 600);
+  Scripted cell_resize(true, true);
+  r = cs::simulate(cluster(), {job(0, "a", "x", 1, 50)}, cell_resize, tput, so);
+  BOOST_TEST_REQUIRE(r.ok());
+  BOOST_TEST(r->jobs[0].finish_time == 320);
+  r = cs::simulate(cluster(), {job(0, "a", "x", 1, 20)}, preempt, tput, so);
+  BOOST_TEST_REQUIRE(r.ok());
+  BOOST_TEST(r->jobs[0].finish_time == 450);
 }
