@@ -58,7 +58,9 @@ class ProgressBar {
 int main(int argc, char** argv) {
   CLI::App app{"crius-sim: simulate the crius scheduler and its baselines on a job trace"};
   std::string trace, cluster_file, policy = "crius", json_file, jobs_csv, plot_dir, table_file;
-  std::string runtime_name = "alpa", save_table, replay_jobs, restart_model = "flat";
+  std::string runtime_name = "alpa", save_table, replay_jobs, restart_model = "flat", truth_mode = "oracle";
+  double truth_sigma = 0.15;
+  std::uint64_t truth_seed = 1;
   std::vector<std::string> live;
   bool table_only = false;
   cs::PolicyOptions popt;
@@ -76,6 +78,14 @@ int main(int argc, char** argv) {
   app.add_option("--seed", popt.seed, "seed of the placement tie-breaking (1)");
   app.add_option("--restart-cost", popt.restart_cost_s,
                  "seconds a moved, resized or resumed job loses (60)");
+  app.add_option("--truth", truth_mode,
+                 "oracle (default: policies decide with the speeds jobs run at) or noisy (they decide with the "
+                 "estimator; jobs run at measured speeds, else the estimator's with a per-shape error)")
+      ->check(CLI::IsMember({"oracle", "noisy"}));
+  app.add_option("--truth-sigma", truth_sigma,
+                 "noisy: the log-normal sigma of the per-shape error (0.15: median 10%, p90 28%)")
+      ->check(CLI::Range(0.0, 2.0));
+  app.add_option("--truth-seed", truth_seed, "noisy: the seed of the per-shape errors (1)");
   app.add_option("--restart-model", restart_model,
                  "flat (--restart-cost for every move) or paper (per GPU, capped: crius 10 s up to 40 s, "
                  "the baselines 150 s up to 600 s, accrued as time debt)")
@@ -140,19 +150,26 @@ int main(int argc, char** argv) {
   cs::ClusterState state = cs::cluster_state(*cluster);
   if (state.nodes.empty()) return fail(kExitUsage, cluster_file + ": the cluster has no nodes");
 
+  // oracle: the policies decide with what jobs run at (the table where it has the shape, else
+  // the estimator). noisy: they decide with the estimator; jobs run at the table's measured
+  // speed where it has the shape, else at the estimator's with a fixed per-shape error.
   cs::EstimatorThroughput est(*cluster, *runtime);
+  cs::NoisyThroughput noisy_est(est, truth_sigma, truth_seed);
+  const bool noisy = truth_mode == "noisy";
   std::unique_ptr<cs::TableThroughput> table;
-  cs::ThroughputSource* source = &est;
+  cs::ThroughputSource* truth_source = noisy ? static_cast<cs::ThroughputSource*>(&noisy_est) : &est;
   if (!table_file.empty()) {
     auto t = cs::TableThroughput::load(table_file);
     if (!t) return fail(kExitUsage, "--throughput-table: " + t.error());
     table = std::move(t.value());
-    if (!table_only) table->set_fallback(&est);
-    source = table.get();
+    if (!table_only) table->set_fallback(truth_source);
+    truth_source = table.get();
   }
   if (table_only && !table)
     return fail(kExitUsage, "--table-only needs --throughput-table");
-  cs::CachedThroughput tput(*source);
+  cs::CachedThroughput truth(*truth_source);
+  cs::CachedThroughput belief(est);
+  cs::CachedThroughput& tput = noisy ? belief : truth;  // what the policies decide with
 
   auto jobs = cs::load_trace(trace, iter_scale);
   if (!jobs) return fail(kExitUsage, jobs.error());
@@ -173,6 +190,7 @@ int main(int argc, char** argv) {
     sopt.policy = popt;
     sopt.check_invariants = !no_check;
     sopt.progress = [&](double f) { bar.show(name, f); };
+    sopt.truth = &truth;
     auto res = cs::simulate(state, *jobs, **pol, tput, sopt);
     bar.done();
     if (!res) return fail(kExitFailure, res.error());
@@ -202,7 +220,7 @@ int main(int argc, char** argv) {
   if (!jobs_csv.empty())
     if (auto r = cs::write_jobs_csv(jobs_csv, runs); !r) return fail(kExitFailure, r.error());
   if (!save_table.empty())
-    if (auto r = tput.save(save_table); !r) return fail(kExitFailure, r.error());
+    if (auto r = truth.save(save_table); !r) return fail(kExitFailure, r.error());
   if (!plot_dir.empty())
     if (auto r = cs::write_plots(plot_dir, runs); !r) return fail(kExitFailure, r.error());
   return 0;

@@ -100,6 +100,7 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
   SimResult res;
   res.policy = policy.name();
   Scheduler sched(policy, tput, options.policy);
+  ThroughputSource& truth = options.truth ? *options.truth : tput;
   const double interval = options.policy.interval_s;
   // The time a job loses when it moves onto `a`: flat, or the paper's debt, which accrues.
   auto restart_until = [&](const Job& j, const Allocation& a, double now) {
@@ -182,7 +183,16 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
       if (j.state != JobState::running) continue;
       ++running;
       busy += j.alloc.shape.gpus();
-      Perf p = tput.best(j.model, j.global_batch, j.alloc.shape, j.runtime);
+      Perf p = truth.best(j.model, j.global_batch, j.alloc.shape, j.runtime);
+      if (!p.feasible) {  // the policy believed it fits; measured, it runs out of memory: it fails
+        res.unrunnable.push_back("job " + j.name + ": failed on " + j.alloc.shape.gpu + " " +
+                                 std::to_string(j.alloc.shape.nodes) + "x" + std::to_string(j.alloc.shape.gpus_per_node) +
+                                 ", which the policy believed fits: " + p.why);
+        j.state = JobState::unrunnable;
+        j.alloc = Allocation{};
+        ++closed;
+        continue;
+      }
       double eff = std::max(now, j.restart_until);
       double end = next;
       if (eff < next) {

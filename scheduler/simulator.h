@@ -29,6 +29,8 @@ inline constexpr double kMaxTraceSeconds = 1e9;
 
 struct SimOptions {
   PolicyOptions policy;
+  // What jobs really run at (null: the source the policy decides with, an oracle).
+  ThroughputSource* truth = nullptr;
   // A bound on the rounds of one run, so that no trace runs without end (2*10^6 rounds of
   // the default 300 s are 19 years of simulated time).
   std::int64_t max_rounds = 2'000'000;

@@ -3,6 +3,7 @@
 #include "estimator/toml_util.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <cstdio>
@@ -176,6 +177,43 @@ Result<void> TableThroughput::check_model(const std::string& model) {
 
 std::string TableThroughput::describe() const {
   return "table " + m_path + (m_fallback ? " + " + m_fallback->describe() : "");
+}
+
+std::string NoisyThroughput::describe() const {
+  return m_inner.describe() + ", iteration times x exp(N(0, " + util::fmt(m_sigma) + ")) per shape, seed " +
+         std::to_string(m_seed);
+}
+
+double NoisyThroughput::factor(const std::string& model, int batch, const Cell& shape) const {
+  // Two uniforms from the shape's digest, then Box-Muller: the same shape, the same error.
+  const std::string key = std::to_string(m_seed) + "|" + model + "|" + std::to_string(batch) + "|" + shape.gpu +
+                          "|" + std::to_string(shape.nodes) + "|" + std::to_string(shape.gpus_per_node);
+  auto mix = [](std::uint64_t x) {  // splitmix64's finaliser: every bit of the digest counts
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  };
+  const std::uint64_t h = mix(util::fnv1a64(key)), g = mix(util::fnv1a64(key + "|2"));
+  const double u1 = (static_cast<double>(h >> 11) + 0.5) / 9007199254740992.0;  // (0, 1)
+  const double u2 = static_cast<double>(g >> 11) / 9007199254740992.0;
+  const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  return std::exp(m_sigma * z);
+}
+
+Perf NoisyThroughput::noisy(Perf p, const std::string& model, int batch, const Cell& shape) const {
+  if (!p.feasible) return p;
+  const double f = factor(model, batch, shape);
+  p.iter_time_s *= f;
+  p.samples_per_s /= f;
+  return p;
+}
+
+Perf NoisyThroughput::do_best(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt) {
+  return noisy(m_inner.best(model, batch, shape, rt), model, batch, shape);
+}
+
+Perf NoisyThroughput::do_data_parallel(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt) {
+  return noisy(m_inner.data_parallel(model, batch, shape, rt), model, batch, shape);
 }
 
 }  // namespace crius::scheduler
