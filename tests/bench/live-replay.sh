@@ -6,11 +6,13 @@
 # LIVE_NODES (16 per type), LIVE_OBJECTIVE (job_submit's objective: throughput, the default, or
 # efficiency), LIVE_MAX_GPUS ([job_submit] max_gpus, and crius-sim --max-gpus; default none),
 # LIVE_MAX_MOVES (criusd max_moves_per_round, and crius-sim --max-moves-per-round; default 1000),
+# LIVE_MAX_SCALE (crius-replay --max-scale: a job's Cells at most N x its trace GPUs, as crius-sim's
+# crius policy bounds them; default 4),
 # LIVE_OUT (keep the results there).
 # Paper (testbed): Crius cut the mean JCT by 48.9% against Slurm-like FCFS on its 64 GPUs.
 set -u
 jobs=${LIVE_JOBS:-40} scale=${LIVE_SCALE:-30} nodes=${LIVE_NODES:-16} objective=${LIVE_OBJECTIVE:-throughput}
-max_gpus=${LIVE_MAX_GPUS:-0} max_moves=${LIVE_MAX_MOVES:-1000}
+max_gpus=${LIVE_MAX_GPUS:-0} max_moves=${LIVE_MAX_MOVES:-1000} max_scale=${LIVE_MAX_SCALE:-4}
 out=${LIVE_OUT:-$TEST_TMP/out}
 trace=$TOP/tests/data/traces/runtime_trace.csv
 for c in slurmctld slurmdbd mariadbd mpirun jq; do
@@ -40,7 +42,7 @@ cd "$out"
 export OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 for mode in slurm crius; do
   start=\$(date +%s)
-  crius-replay --trace "$trace" --cluster "$conf" --mode \$mode --jobs $jobs --time-scale $scale \\
+  crius-replay --trace "$trace" --cluster "$conf" --mode \$mode --jobs $jobs --time-scale $scale --max-scale $max_scale \\
     --out "$out/\$mode" --timeout 1500 2>"$out/\$mode.err" | grep -E 'finished|JCT|makespan|reconfig' ||
     { tail -n 5 "$out/\$mode.err"; exit 1; }
   echo "\$mode: \$(( \$(date +%s) - start )) s wall"

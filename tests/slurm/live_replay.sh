@@ -3,6 +3,7 @@
 # jobs of the testbed trace, both ways, on a40:4x2 + a10:4x2, one trace hour per 30 wall
 # seconds. Slurm alone: each job asks for its trace GPU type and count. crius: job_submit
 # picks the Cells, criusd runs. No timing is asserted; what each run did is checked in sacct.
+# The Slurm-alone run's sacct export is then imported (crius-import-sacct) and simulated.
 set -u
 . "$TOP/tests/slurm/plugin_lib.bash"
 plugin_preflight
@@ -55,6 +56,26 @@ grep -q "criusd" crius/logs/criusd.log 2>/dev/null || [ -f crius/logs/criusd.log
 crius-sim --trace crius/trace.csv --cluster "$CRIUS_CONF" --policy crius --interval 300 \
   --live slurm-live=slurm/runs.csv --live crius-live=crius/runs.csv --json both.json | tail -n 8
 [ "$(jq '.policies | length' both.json)" = 3 ] || fail "the comparison lacks a run"
+# A site's own history: the Slurm-alone run, exported by sacct, imported as a trace (each job
+# mapped by its name to its model), and simulated.
+ids=$(tail -n +2 slurm/submitted.csv | cut -d, -f2 | paste -sd,)
+sacct -a -X -P -o JobIDRaw,JobName,Account,User,Partition,Submit,Elapsed,Timelimit,AllocTRES,State,Comment \
+  -j "$ids" >history.txt || fail "sacct export"
+tail -n +2 slurm/jobs.csv | while IFS=, read -r name _ model batch _; do
+  printf '[[rule]]\njob_name = "%s"\nmodel = "%s"\nglobal_batch = %s\n' "$name" "$model" "$batch"
+done >map.toml
+crius-import-sacct --sacct history.txt --map map.toml --cluster "$CRIUS_CONF" --out imported.csv 2>import.err ||
+  { cat import.err history.txt; fail "crius-import-sacct"; }
+cat import.err
+grep -q "^crius-import-sacct: 5 jobs imported" import.err || fail "not 5 jobs imported"
+tail -n +2 slurm/submitted.csv | while IFS=, read -r name id _; do
+  want=$(awk -F, -v n="$name" '$1 == n { print $3 "," $4 "," $8 "," $7 }' slurm/jobs.csv)
+  got=$(awk -F, -v i="$id" '$1 == i { print $4 "," $6 "," $7 "," $8 }' imported.csv)
+  [ "$got" = "$want" ] || fail "job $id imported as '$got', ran as '$want' (model,batch,gpus,type)"
+done
+crius-sim --trace imported.csv --cluster "$CRIUS_CONF" --policy crius --json imported.json >/dev/null ||
+  fail "crius-sim on the imported trace"
+[ "$(jq '.policies.crius.finished' imported.json)" = 5 ] || fail "crius-sim did not finish the 5 imported jobs"
 echo "live replay checks passed"
 INNER
 chmod +x "$TEST_TMP/inner.sh"
