@@ -227,7 +227,7 @@ Controller::Controller(const estimator::Cluster& cluster, ControllerOptions opti
     : m_cluster(cluster), m_options(std::move(options)), m_impl(std::make_unique<Impl>(cluster)) {}
 Controller::~Controller() = default;
 
-Result<Round> Controller::decide(const Snapshot& snap) {
+Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   auto t0 = std::chrono::steady_clock::now();
   Round round;
   const double now = static_cast<double>(snap.now);
@@ -462,6 +462,12 @@ Result<Round> Controller::decide(const Snapshot& snap) {
     jobs.push_back(std::move(job));
     crius_jobs.emplace_back(&sj, std::move(rec));
     round.jobs.push_back(status);
+  }
+
+  if (moves_only) {  // a follow-up round: the moves in flight go on, the policy waits for its round
+    round.decide_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return round;
   }
 
   // Opportunistic, as the policy means it: a running job that started while a job ahead of it

@@ -93,7 +93,7 @@ struct Round {
   std::vector<Action> actions;
   std::vector<JobStatus> jobs;
   std::vector<std::string> notes;  // decisions not applied (budget) and why
-  FreeGpus free;                   // what the round leaves free, for job_submit
+  FreeGpus free;                   // what the round leaves free, for job_submit (none in a follow-up)
   double decide_ms = 0;
 };
 
@@ -101,8 +101,10 @@ class Controller {
  public:
   Controller(const estimator::Cluster& cluster, ControllerOptions options);
   ~Controller();
-  // Decide one round on a snapshot. Pure: applies nothing.
-  Result<Round> decide(const Snapshot& snap);
+  // Decide one round on a snapshot. Pure: applies nothing. With moves_only, only the
+  // steps of moves in flight (a follow-up round between two of the policy's rounds; no
+  // free-GPU report).
+  Result<Round> decide(const Snapshot& snap, bool moves_only = false);
   const ControllerOptions& options() const { return m_options; }
 
  private:

@@ -231,7 +231,17 @@ int main(int argc, char** argv) {
   SlurmClient slurm(slurm_conf);
   int failures = 0;
   std::map<std::uint32_t, std::string> last_considered;
+  // The policy decides every interval_s. A move in flight does not wait that long for its next
+  // step: a follow-up round continues it once the checkpoint grace is over (requeue), and
+  // right after the requeue (the new Cell and the release).
+  using Clock = std::chrono::steady_clock;
+  bool follow_up = false;
+  auto next_full = Clock::now();
   do {
+    const auto round_start = Clock::now();
+    if (!follow_up) next_full = round_start + std::chrono::duration_cast<Clock::duration>(
+                                                  std::chrono::duration<double>(options->interval_s));
+    double soon = -1;  // seconds to a follow-up round, -1: none needed
     // Nothing from Slurm may stop the daemon: a round that throws is logged and the next one runs.
     try {
     auto snap = slurm.snapshot();
@@ -242,7 +252,7 @@ int main(int argc, char** argv) {
       if (!save_state.empty())
         std::ofstream(save_state) << to_json(*snap).dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
                                   << "\n";
-      auto round = controller.decide(*snap);
+      auto round = controller.decide(*snap, follow_up);
       if (!round) {
         std::cerr << timestamp() << " criusd: " << round.error() << "\n";
         ++failures;
@@ -273,9 +283,14 @@ int main(int argc, char** argv) {
           if (auto r = apply(slurm, *options, a); !r) {
             std::cerr << timestamp() << " criusd: job " << a.job << ": " << util::printable(r.error(), 512) << "\n";
             ++failures;
+            continue;
           }
+          const double next_step = a.kind == Action::Kind::checkpoint ? options->checkpoint_grace_s + 0.5
+                                   : a.kind == Action::Kind::requeue  ? 1.0
+                                                                      : -1;
+          if (next_step >= 0 && (soon < 0 || next_step < soon)) soon = next_step;
         }
-        if (!dry_run && !options->free_gpus_file.empty())
+        if (!dry_run && !follow_up && !options->free_gpus_file.empty())
           if (auto w = write_free_gpus(options->free_gpus_file, round->free); !w) {
             std::cerr << timestamp() << " criusd: " << w.error() << "\n";
             ++failures;
@@ -287,8 +302,16 @@ int main(int argc, char** argv) {
       ++failures;
     }
     if (once) break;
-    for (double waited = 0; waited < options->interval_s && !g_stop; waited += 0.2)
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    auto next = next_full;
+    follow_up = false;
+    if (soon >= 0) {
+      auto step = round_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(soon));
+      if (step < next_full) {
+        next = step;
+        follow_up = true;
+      }
+    }
+    while (Clock::now() < next && !g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   } while (!g_stop);
   return once && failures ? 1 : 0;
 }
