@@ -380,7 +380,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       skip("its user, account, partition or QOS is on a skip list of [criusd]");
       continue;
     }
-    if (!running && !sj.req_nodes.empty() && !same_nodes(sj.req_nodes, rec.nodes)) {
+    if (!sj.req_nodes.empty() && !same_nodes(sj.req_nodes, rec.nodes)) {  // not criusd's pin
       skip("pinned to nodes by the user (-w)");
       continue;
     }
@@ -480,7 +480,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   for (sch::Job& r : jobs) {
     if (r.state != sch::JobState::running) continue;
     for (const sch::Job& p : jobs)
-      if (p.state == sch::JobState::pending && ahead(p, r) && p.submit_time < r.first_start) {
+      if (p.state == sch::JobState::pending && ahead(p, r) && p.submit_time <= r.first_start) {  // whole seconds: the same second counts
         r.opportunistic = true;
         break;
       }

@@ -187,6 +187,21 @@ BOOST_FIXTURE_TEST_CASE(a_moved_job_is_pinned_where_the_policy_placed_it, Fixtur
   BOOST_TEST_REQUIRE(round.ok(), why(round));
   BOOST_TEST(round->actions.empty());
   BOOST_TEST(round->jobs.back().considered == "no: pinned to nodes by the user (-w)");
+  // The same for a running job the user pinned: criusd never moves it.
+  {
+    job::Record movable = make_record("a100:1x8:1", "a100");
+    movable.request.movable = true;
+    Snapshot r = s;
+    r.jobs = {slurm_job(1, "RUNNING", job::to_text(movable), {"a100-1"}), slurm_job(2, "RUNNING", "", {"a100-2"})};
+    r.jobs[0].req_nodes = {"a100-1"};
+    ControllerOptions o;
+    o.min_runtime_s = 0;
+    Controller c2(*cluster, o);
+    auto rr = c2.decide(r);
+    BOOST_TEST_REQUIRE(rr.ok(), why(rr));
+    BOOST_TEST(rr->actions.empty());
+    BOOST_TEST(rr->jobs.front().considered == "no: pinned to nodes by the user (-w)");
+  }
 
   // Both v100 nodes are taken by jobs criusd does not know: the policy cannot start it, and
   // the pin is cleared so that Slurm may start it anywhere.
