@@ -379,3 +379,24 @@ BOOST_AUTO_TEST_CASE(jobs_run_at_the_truth_not_at_what_the_policy_believes) {
   BOOST_TEST_REQUIRE(r.ok());
   BOOST_TEST(r->jobs[0].finish_time == 200 * f, boost::test_tools::tolerance(1e-9));
 }
+
+BOOST_AUTO_TEST_CASE(a_job_on_a_shape_the_truth_measures_out_of_memory_fails) {
+  // The policy believes b fits one x GPU; measured, it does not: the job fails, reported.
+  std::string believed = write_temp("model,global_batch,gpu_type,num_nodes,gpus_per_node,iter_time_s,kind\n"
+                                    "b,8,x,1,1,8,measured\n");
+  auto belief_table = cs::TableThroughput::load(believed);
+  std::remove(believed.c_str());
+  BOOST_TEST_REQUIRE(belief_table.ok());
+  cs::CachedThroughput belief(**belief_table);
+  auto t = table();  // b on 1 x: oom
+  cs::CachedThroughput truth(*t);
+  auto pol = cs::make_policy("fcfs", {});
+  BOOST_TEST_REQUIRE(pol.ok());
+  cs::SimOptions so;
+  so.truth = &truth;
+  auto r = cs::simulate(cluster(), {job(0, "b", "x", 1, 10)}, **pol, belief, so);
+  BOOST_TEST_REQUIRE(r.ok(), (r.ok() ? std::string() : r.error()));
+  BOOST_TEST((r->jobs[0].state == cs::JobState::unrunnable));
+  BOOST_TEST_REQUIRE(r->unrunnable.size() == 1u);
+  BOOST_TEST(r->unrunnable[0].find("job j0: failed on x 1x1, which the policy believed fits") == 0, r->unrunnable[0]);
+}
