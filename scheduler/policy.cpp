@@ -37,7 +37,8 @@ Result<void> Policy::runnable(const Job& job, const Context& ctx) const {
 const std::vector<std::pair<std::string, PolicyFactory>>& policy_registry() {
   static const std::vector<std::pair<std::string, PolicyFactory>> registry = {
       {"crius", [](const PolicyOptions& o) { return std::make_unique<CriusPolicy>(o); }},
-      {"fcfs", [](const PolicyOptions& o) { return std::make_unique<FcfsPolicy>(o); }},
+      {"fcfs", [](const PolicyOptions& o) { return std::make_unique<FcfsPolicy>(o, true); }},
+      {"fcfs-strict", [](const PolicyOptions& o) { return std::make_unique<FcfsPolicy>(o, false); }},
       {"gandiva", [](const PolicyOptions& o) { return std::make_unique<GandivaPolicy>(o); }},
       {"gavel", [](const PolicyOptions& o) { return std::make_unique<GavelPolicy>(o); }},
       {"elasticflow-ls",

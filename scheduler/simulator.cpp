@@ -54,7 +54,7 @@ Result<std::vector<Job>> load_trace(const std::string& path, double iter_scale) 
     if (j.req_gpu.empty()) return make_error(at + "column 'gpu_type' is empty");
     if (!util::parse_number(field("submission_time"), j.submit_time) || j.submit_time < 0 ||
         j.submit_time > kMaxTraceSeconds)
-      return make_error(at + "column 'submission_time' must be a number of seconds from 0 to 1e9, got '" +
+      return make_error(at + "column 'submission_time' must be a number of seconds from 0 to 1e11, got '" +
                         field("submission_time") + "'");
     if (!util::parse_number(field("num_iteration"), j.iterations) || j.iterations <= 0 || j.iterations > 1e12)
       return make_error(at + "column 'num_iteration' must be a number from 1 to 1e12, got '" +

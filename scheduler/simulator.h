@@ -24,8 +24,10 @@ Result<std::vector<Job>> load_trace(const std::string& path, double iter_scale);
 Result<void> validate_trace(const std::string& path, const std::vector<Job>& jobs,
                             ThroughputSource& tput, const std::vector<std::string>& known_gpus);
 
-// The latest submission time a trace may hold (about 31 years).
-inline constexpr double kMaxTraceSeconds = 1e9;
+// The latest submission time a trace may hold: Unix times (the venus trace's are, around
+// 1.59e9) up to the year 5138. The simulation starts at the first submission and skips
+// idle time, so only max_rounds bounds its length.
+inline constexpr double kMaxTraceSeconds = 1e11;
 
 struct SimOptions {
   PolicyOptions policy;

@@ -1,5 +1,7 @@
 #include "scheduler/policies/fcfs.h"
 
+#include <set>
+
 namespace crius::scheduler {
 
 Result<void> FcfsPolicy::runnable(const Job& job, const Context& ctx) const {
@@ -9,11 +11,16 @@ Result<void> FcfsPolicy::runnable(const Job& job, const Context& ctx) const {
 std::vector<Target> FcfsPolicy::schedule(const Context& ctx) {
   std::vector<Target> targets = keep_running(ctx);
   FreeMap free = taken(ctx, targets);
+  std::set<std::string> blocked;  // GPU types whose queue head waits ("" = every type: strict)
   for (size_t i = 0; i < ctx.jobs.size(); ++i) {
     const Job& j = *ctx.jobs[i];
     if (j.state != JobState::pending) continue;
+    if (blocked.count(m_per_type ? j.req_gpu : "")) continue;
     auto a = place_best(ctx, free, j, j.req_gpu, j.req_gpus, true);
-    if (!a) break;  // head-of-line blocking
+    if (!a) {  // head-of-line blocking
+      blocked.insert(m_per_type ? j.req_gpu : "");
+      continue;
+    }
     free.take(*a);
     targets[i].alloc = *a;
     targets[i].reason = "fifo: requested " + std::to_string(j.req_gpus) + " " + j.req_gpu;

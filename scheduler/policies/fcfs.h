@@ -1,6 +1,8 @@
 #pragma once
-// FCFS: strict FIFO, every job gets exactly the GPU type and count it asked for;
-// the queue head blocks the jobs behind it. Never moves, resizes or preempts.
+// FCFS: every job gets exactly the GPU type and count it asked for, in submission order.
+// `fcfs` keeps one queue per GPU type, as most sites run one partition per type: a blocked
+// head holds back only the jobs that asked for its type. `fcfs-strict` is one queue over all
+// types: the head blocks everyone behind it. Never moves, resizes or preempts.
 
 #include "scheduler/policy.h"
 
@@ -8,12 +10,13 @@ namespace crius::scheduler {
 
 class FcfsPolicy final : public Policy {
  public:
-  explicit FcfsPolicy(const PolicyOptions& options) : m_options(options) {}
-  std::string name() const override { return "fcfs"; }
+  FcfsPolicy(const PolicyOptions& options, bool per_type) : m_options(options), m_per_type(per_type) {}
+  std::string name() const override { return m_per_type ? "fcfs" : "fcfs-strict"; }
   std::vector<Target> schedule(const Context& ctx) override;
   Result<void> runnable(const Job& job, const Context& ctx) const override;
  private:
   PolicyOptions m_options;
+  bool m_per_type;
 };
 
 }  // namespace crius::scheduler

@@ -67,7 +67,7 @@ done
 
 # Values that would run without end or overflow: a clear error instead (issue 13).
 printf '%s\nj1,1e20,10,moe__690M,100,256,2,a10\n' "$header" >far.csv
-expect 2 "far.csv:2: column .submission_time. must be a number of seconds from 0 to 1e9, got .1e20." -- \
+expect 2 "far.csv:2: column .submission_time. must be a number of seconds from 0 to 1e11, got .1e20." -- \
   crius-sim --trace far.csv --cluster "$cluster"
 printf '%s\nj1,0,1e300,moe__690M,100,256,2,a10\n' "$header" >long.csv
 expect 2 "long.csv:2: column .num_iteration. must be a number from 1 to 1e12, got .1e300." -- \

@@ -25,7 +25,7 @@ if [ "${CRIUS_UPDATE_GOLDEN:-}" = 1 ]; then cp out.txt "$golden"; echo "updated 
 diff -u "$golden" out.txt
 
 # Every policy finished every job, nothing went to stderr.
-[ "$(grep -c 'jobs finished      22 of 22$' out.txt)" -eq 6 ]
+[ "$(grep -c 'jobs finished      22 of 22$' out.txt)" -eq 7 ]
 [ ! -s err.txt ]
 
 # --json: exactly the documented keys, one object per policy.
@@ -33,7 +33,7 @@ python3 - <<'PY'
 import json
 d = json.load(open("out.json"))
 assert list(d) == ["policies"], d.keys()
-assert sorted(d["policies"]) == sorted(["crius", "fcfs", "gandiva", "gavel", "elasticflow-ls", "sia"])
+assert sorted(d["policies"]) == sorted(["crius", "fcfs", "fcfs-strict", "gandiva", "gavel", "elasticflow-ls", "sia"])
 keys = {"finished", "jct_mean_s", "jct_median_s", "jct_p99_s", "queue_mean_s", "makespan_s",
         "throughput_mean", "reconfigurations"}
 for name, p in d["policies"].items():
@@ -43,7 +43,7 @@ for name, p in d["policies"].items():
 PY
 
 # --jobs-csv: a header and one row per job and policy.
-[ "$(wc -l <jobs.csv)" -eq $((1 + 22 * 6)) ]
+[ "$(wc -l <jobs.csv)" -eq $((1 + 22 * 7)) ]
 head -n1 jobs.csv | grep -q '^policy,job_id,model,batch_size,req_gpu,req_gpus,submit_s,start_s,finish_s,jct_s,state,'
 
 # Determinism: the same run again gives the same bytes; not a terminal, so no progress bar.

@@ -13,7 +13,7 @@ for f in jct-cdf throughput; do
   [ "$(head -c 4 plots/$f.png | od -An -c | tr -d ' ')" = '211PNG' ] || { echo "plots/$f.png is not a PNG"; exit 1; }
   grep -q '<svg' plots/$f.svg
 done
-[ "$(ls plots/jct-*.dat | wc -l)" -eq 6 ]
+[ "$(ls plots/jct-*.dat | wc -l)" -eq 7 ]
 
 # The measured table (artifact data) replaces the estimate where it has the shape.
 table=${CRIUS_ARENA_DATA:-$TOP/../shared/data/arena}/measured-calibration.csv

@@ -60,12 +60,19 @@ std::vector<cs::Job> random_trace(unsigned seed) {
 
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(fcfs_t1_blocks_behind_the_head) {
-  // j0 takes all 4 x GPUs (150 s); j1 cannot start, and FIFO keeps j2 behind
-  // it although y is idle. At t=300 j1 runs on 1x2 x (5 s/it) and j2 on 1 y.
-  Run r = simulate("fcfs", trace_t1());
+BOOST_AUTO_TEST_CASE(fcfs_strict_t1_blocks_behind_the_head) {
+  // j0 takes all 4 x GPUs (150 s); j1 cannot start, and the single FIFO keeps j2
+  // behind it although y is idle. At t=300 j1 runs on 1x2 x (5 s/it) and j2 on 1 y.
+  Run r = simulate("fcfs-strict", trace_t1());
   expect_jct(r, {150, 450, 500});
   BOOST_TEST(r.result.jobs[1].first_start == 300);
+}
+
+BOOST_AUTO_TEST_CASE(fcfs_t1_queues_per_gpu_type) {
+  // The same, one queue per type: j1 waits for x, j2 (y) starts at once on 1 y: 10 x 20 s.
+  Run r = simulate("fcfs", trace_t1());
+  expect_jct(r, {150, 450, 200});
+  BOOST_TEST(r.result.jobs[2].first_start == 0);
 }
 
 BOOST_AUTO_TEST_CASE(crius_t1_changes_type_and_shrinks) {
@@ -130,7 +137,7 @@ BOOST_AUTO_TEST_CASE(defining_rules_hold_every_round) {
     std::string policy;
     bool keeps_type, keeps_count;
   };
-  for (const Rule& rule : {Rule{"fcfs", true, true}, Rule{"gavel", false, true},
+  for (const Rule& rule : {Rule{"fcfs", true, true}, Rule{"fcfs-strict", true, true}, Rule{"gavel", false, true},
                            Rule{"elasticflow-ls", true, false}, Rule{"gandiva", true, false}}) {
     BOOST_TEST_CONTEXT("policy " << rule.policy) {
       int checked = 0, broken = 0;
