@@ -19,6 +19,10 @@ Summary summarize(const SimResult& r, const ClusterState& cluster) {
   std::vector<double> jct, queue;
   for (const Job& j : r.jobs) {
     s.reconfigurations += j.reconfigurations;
+    if (std::isfinite(j.deadline)) {
+      ++s.deadlines;
+      s.deadlines_met += j.state == JobState::finished && j.finish_time <= j.deadline;
+    }
     if (j.state == JobState::unrunnable) ++s.unrunnable;
     if (j.state != JobState::finished) continue;
     ++s.finished;
@@ -61,6 +65,9 @@ std::string format_summary(const Summary& s, bool with_timing) {
   for (const auto& [gpu, u] : s.utilisation) o << " " << gpu << " " << util::fixed(100 * u, 1) << "%";
   o << "\n";
   o << "  reconfigurations   " << s.reconfigurations << "\n";
+  if (s.deadlines > 0)
+    o << "  deadlines met      " << s.deadlines_met << " of " << s.deadlines << " ("
+      << util::fixed(100.0 * s.deadlines_met / s.deadlines, 1) << "%)\n";
   if (with_timing)
     o << "  round time p99/max " << util::fixed(s.round_p99_ms, 2) << " / " << util::fixed(s.round_max_ms, 2)
       << " ms over " << s.rounds << " rounds\n";
@@ -112,7 +119,9 @@ nlohmann::json to_json(const std::vector<Summary>& all) {
                                  {"queue_mean_s", s.queue_mean_s},
                                  {"makespan_s", s.makespan_s},
                                  {"throughput_mean", s.throughput_mean},
-                                 {"reconfigurations", s.reconfigurations}};
+                                 {"reconfigurations", s.reconfigurations},
+                                 {"deadlines", s.deadlines},
+                                 {"deadlines_met", s.deadlines_met}};
   return out;
 }
 

@@ -19,6 +19,7 @@ struct Summary {
   double makespan_s = 0;
   double throughput_mean = 0;       // samples/s over the makespan
   int reconfigurations = 0;
+  int deadlines = 0, deadlines_met = 0;  // jobs with a deadline; of them, finished by it
   std::map<std::string, double> utilisation;  // per GPU type, 0..1
   double round_p99_ms = 0, round_max_ms = 0;
   int rounds = 0;
@@ -30,7 +31,7 @@ std::string format_summary(const Summary& s, bool with_timing = false);
 // Side by side, with ratios against the crius column when present.
 std::string format_comparison(const std::vector<Summary>& all);
 // {"policies": {"<name>": {finished, jct_mean_s, jct_median_s, jct_p99_s,
-//   queue_mean_s, makespan_s, throughput_mean, reconfigurations}}}
+//   queue_mean_s, makespan_s, throughput_mean, reconfigurations, deadlines, deadlines_met}}}
 nlohmann::json to_json(const std::vector<Summary>& all);
 Result<void> write_jobs_csv(const std::string& path, const std::vector<SimResult>& runs);
 // JCT CDF and cluster throughput over time, PNG and SVG, with gnuplot.

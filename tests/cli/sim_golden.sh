@@ -35,7 +35,7 @@ d = json.load(open("out.json"))
 assert list(d) == ["policies"], d.keys()
 assert sorted(d["policies"]) == sorted(["crius", "fcfs", "fcfs-strict", "gandiva", "gavel", "elasticflow-ls", "sia"])
 keys = {"finished", "jct_mean_s", "jct_median_s", "jct_p99_s", "queue_mean_s", "makespan_s",
-        "throughput_mean", "reconfigurations"}
+        "throughput_mean", "reconfigurations", "deadlines", "deadlines_met"}
 for name, p in d["policies"].items():
     assert set(p) == keys, (name, set(p) ^ keys)
     assert p["finished"] == 22, (name, p)

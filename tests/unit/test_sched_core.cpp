@@ -400,3 +400,19 @@ BOOST_AUTO_TEST_CASE(a_job_on_a_shape_the_truth_measures_out_of_memory_fails) {
   BOOST_TEST_REQUIRE(r->unrunnable.size() == 1u);
   BOOST_TEST(r->unrunnable[0].find("job j0: failed on x 1x1, which the policy believed fits") == 0, r->unrunnable[0]);
 }
+
+BOOST_AUTO_TEST_CASE(the_summary_counts_deadlines_met) {
+  // Two jobs of 10 iterations on 1 x (10 s each, 100 s): one by 50 s (missed), one by 1000 s.
+  auto t = table();
+  cs::CachedThroughput tput(*t);
+  auto pol = cs::make_policy("fcfs", {});
+  BOOST_TEST_REQUIRE(pol.ok());
+  const cs::ClusterState c = cluster();
+  auto r = cs::simulate(c, {job(0, "a", "x", 1, 10, 0, 50), job(1, "a", "x", 1, 10, 0, 1000)}, **pol, tput, {});
+  BOOST_TEST_REQUIRE(r.ok());
+  cs::Summary s = cs::summarize(*r, c);
+  BOOST_TEST(s.deadlines == 2);
+  BOOST_TEST(s.deadlines_met == 1);
+  BOOST_TEST(cs::format_summary(s).find("deadlines met      1 of 2 (50.0%)") != std::string::npos);
+  BOOST_TEST(cs::to_json({s})["policies"]["fcfs"]["deadlines_met"] == 1);
+}
