@@ -511,7 +511,8 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   std::vector<sch::Allocation> ends(jobs.size());
   std::vector<bool> placed(jobs.size(), false);  // pending jobs the policy starts this round
   for (std::size_t i = 0; i < jobs.size(); ++i) ends[i] = jobs[i].alloc;
-  int budget = m_options.max_moves_per_round;  // new moves this round; moves in flight take none
+  // The scheduler core kept at most max_moves_per_round changes of running jobs (moves in
+  // flight are not the policy's, so they take none of it).
   for (const auto& d : *decisions) {
     auto& [sj, rec] = crius_jobs[d.job];
     const sch::Job& job = jobs[d.job];
@@ -561,18 +562,11 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       continue;
     }
     if (d.kind == sch::Decision::Kind::start) continue;
-    if (budget == 0) {
-      round.notes.push_back("job " + std::to_string(sj->id) + ": " + to_string(d.kind) + " to " +
-                            estimator::describe(to) + " deferred: migration budget of " +
-                            std::to_string(m_options.max_moves_per_round) + " per round used");
-      continue;
-    }
     if (job::Record check = rec; !replan(m_cluster, check, to)) {  // checked before anything is sent
       round.notes.push_back("job " + std::to_string(sj->id) + ": no feasible plan in " + estimator::describe(to) +
                             "; not moved");
       continue;
     }
-    --budget;
     ends[d.job] = d.target;
     a.abandon = job::to_text(rec);
     rec.moved_at.push_back(snap.now);

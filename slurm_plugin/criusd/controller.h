@@ -92,7 +92,7 @@ struct JobStatus {
 struct Round {
   std::vector<Action> actions;
   std::vector<JobStatus> jobs;
-  std::vector<std::string> notes;  // decisions not applied (budget) and why
+  std::vector<std::string> notes;  // decisions not applied (no feasible plan) and why
   FreeGpus free;                   // what the round leaves free, for job_submit (none in a follow-up)
   double decide_ms = 0;
 };
