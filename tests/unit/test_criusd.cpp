@@ -88,7 +88,7 @@ BOOST_AUTO_TEST_CASE(record_round_trip) {
 
   job::Record moved = rec;
   moved.request.runtime = estimator::Runtime::alpa;
-  moved.move = job::Move{{"v100", "v100", 1, 4, 1}, "signalled", 42, "fit"};
+  moved.move = job::Move{{"v100", "v100", 1, 4, 1}, "signalled", 42, "fit", {}};
   auto back = job::parse_record(job::to_text(moved));
   BOOST_TEST_REQUIRE((back && back->ok()));
   BOOST_TEST_REQUIRE(back->value().move.has_value());
@@ -237,7 +237,7 @@ BOOST_FIXTURE_TEST_CASE(jobs_without_record_pinned_or_broken_are_never_touched, 
 
 BOOST_FIXTURE_TEST_CASE(a_move_in_flight_continues_after_a_restart, Fixture) {
   job::Record rec = make_record("v100:1x8:1", "v100");
-  rec.move = job::Move{{"a100", "a100", 1, 8, 1}, "signalled", 100, "upgrade"};
+  rec.move = job::Move{{"a100", "a100", 1, 8, 1}, "signalled", 100, "upgrade", {}};
   Snapshot s;
   s.nodes = {node("a100-1", "a100", 0), node("a100-2", "a100", 0), node("v100-1", "v100", 8),
              node("v100-2", "v100", 0)};
@@ -464,7 +464,7 @@ BOOST_FIXTURE_TEST_CASE(only_jobs_slurm_could_start_in_priority_order, Fixture) 
 // stays ended.
 BOOST_FIXTURE_TEST_CASE(a_job_that_exits_on_the_signal_is_still_moved, Fixture) {
   job::Record rec = make_record("v100:1x8:1", "v100");
-  rec.move = job::Move{{"a100", "a100", 1, 8, 1}, "signalled", 100, "upgrade"};
+  rec.move = job::Move{{"a100", "a100", 1, 8, 1}, "signalled", 100, "upgrade", {}};
   Snapshot s;
   s.now = 105;
   s.nodes = {node("a100-1", "a100", 0), node("a100-2", "a100", 0), node("v100-1", "v100", 0),
