@@ -29,7 +29,12 @@ struct PolicyOptions {
   double interval_s = 300;       // round length
   double restart_cost_s = 60;    // lost time of a job that is moved, resized or resumed (flat)
   RestartModel restart_model = RestartModel::flat;
-  bool deadline_mode = false;    // crius: earliest deadline first instead of FIFO
+  // Deadline mode: every policy takes its queue earliest deadline first (within the resource
+  // manager's priority), and crius chooses Cells that meet deadlines (deadline_cells).
+  bool deadline_mode = false;
+  // crius: each job with a deadline gets the fewest GPUs that meet it where it can, and a
+  // running job that would miss it moves to a Cell that meets it; in queue order (criusd).
+  bool deadline_cells = false;
   uint64_t seed = 1;             // tie breaking
   double solver_time_limit_s = 10;  // gavel/sia: GLPK time limit per round (a safety net)
   int max_gpus = 0;              // crius: the largest allocation of one job (0 = no bound; the site's)

@@ -119,9 +119,12 @@ Result<std::vector<Decision>> Scheduler::decide(const ClusterState& cluster,
   for (const Job& j : jobs)
     if ((j.state == JobState::pending && j.submit_time <= now) || j.state == JobState::running)
       ctx.jobs.push_back(&j);
-  // The queue order: the resource manager's priority (crius-sim: all equal), then submission.
-  std::stable_sort(ctx.jobs.begin(), ctx.jobs.end(), [](const Job* a, const Job* b) {
+  // The queue order: the resource manager's priority (crius-sim: all equal), then the earliest
+  // deadline in deadline mode, then submission.
+  const bool edf = m_options.deadline_mode;
+  std::stable_sort(ctx.jobs.begin(), ctx.jobs.end(), [edf](const Job* a, const Job* b) {
     if (a->priority != b->priority) return a->priority > b->priority;
+    if (edf && a->deadline != b->deadline) return a->deadline < b->deadline;
     return a->submit_time != b->submit_time ? a->submit_time < b->submit_time : a->id < b->id;
   });
   std::vector<Target> targets = m_policy.schedule(ctx);

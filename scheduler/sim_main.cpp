@@ -58,7 +58,7 @@ class ProgressBar {
 int main(int argc, char** argv) {
   CLI::App app{"crius-sim: simulate the crius scheduler and its baselines on a job trace"};
   std::string trace, cluster_file, policy = "crius", json_file, jobs_csv, plot_dir, table_file;
-  std::string runtime_name = "alpa", save_table, replay_jobs, restart_model = "flat", truth_mode = "oracle";
+  std::string runtime_name = "alpa", save_table, replay_jobs, restart_model = "flat", truth_mode = "noisy";
   double truth_sigma = 0.15;
   std::uint64_t truth_seed = 1;
   std::vector<std::string> live;
@@ -78,10 +78,12 @@ int main(int argc, char** argv) {
   app.add_option("--seed", popt.seed, "seed of the placement tie-breaking (1)");
   app.add_option("--restart-cost", popt.restart_cost_s,
                  "seconds a moved, resized or resumed job loses (60)");
-  app.add_option("--truth", truth_mode,
-                 "oracle (default: policies decide with the speeds jobs run at) or noisy (they decide with the "
-                 "estimator; jobs run at measured speeds, else the estimator's with a per-shape error)")
+  auto* truth_opt = app.add_option("--truth", truth_mode,
+                 "noisy (default: policies decide with the estimator; jobs run at measured speeds, else the "
+                 "estimator's with a per-shape error) or oracle (policies decide with the speeds jobs run at)")
       ->check(CLI::IsMember({"oracle", "noisy"}));
+  bool oracle = false;
+  app.add_flag("--oracle", oracle, "the same as --truth oracle")->excludes(truth_opt);
   app.add_option("--truth-sigma", truth_sigma,
                  "noisy: the log-normal sigma of the per-shape error (0.15: median 10%, p90 28%)")
       ->check(CLI::Range(0.0, 2.0));
@@ -90,7 +92,9 @@ int main(int argc, char** argv) {
                  "flat (--restart-cost for every move) or paper (per GPU, capped: crius 10 s up to 40 s, "
                  "the baselines 150 s up to 600 s, accrued as time debt)")
       ->check(CLI::IsMember({"flat", "paper"}));
-  app.add_flag("--deadline-mode", popt.deadline_mode, "crius: earliest deadline first");
+  app.add_flag("--deadline-mode", popt.deadline_mode,
+               "every policy takes its queue earliest deadline first (the baselines' EDF variants, named "
+               "NAME-edf) and crius chooses Cells that meet deadlines (crius-deadline)");
   app.add_option("--max-gpus", popt.max_gpus,
                  "crius: the largest allocation of one job, as [job_submit] max_gpus bounds criusd (0 = none)")
       ->check(CLI::Range(0, 1000000));
@@ -130,6 +134,7 @@ int main(int argc, char** argv) {
     return fail(kExitUsage,
                 "--restart-cost must be >= 0 seconds, got " + std::to_string(popt.restart_cost_s));
 
+  if (oracle) truth_mode = "oracle";
   popt.restart_model = restart_model == "paper" ? cs::RestartModel::paper : cs::RestartModel::flat;
 
   std::vector<std::string> policies;
@@ -194,6 +199,7 @@ int main(int argc, char** argv) {
     auto res = cs::simulate(state, *jobs, **pol, tput, sopt);
     bar.done();
     if (!res) return fail(kExitFailure, res.error());
+    if (popt.deadline_mode && name != "elasticflow-ls") res->policy += name == "crius" ? "-deadline" : "-edf";
     for (const std::string& msg : res->unrunnable)
       std::cerr << "crius-sim: " << name << ": " << msg << "\n";
     summaries.push_back(cs::summarize(*res, state));

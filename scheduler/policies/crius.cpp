@@ -1,6 +1,7 @@
 #include "scheduler/policies/crius.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace crius::scheduler {
@@ -41,6 +42,17 @@ class Round {
   double restart_penalty(size_t i, const Allocation& next) {
     return job(i).state == JobState::running ? score(i, next) * restart_s(next) / m_opt.interval_s : 0;
   }
+  bool deadline_aware() const { return m_opt.deadline_mode || m_opt.deadline_cells; }
+  bool has_deadline(size_t i) const { return deadline_aware() && std::isfinite(job(i).deadline); }
+  // Job i, on `s` from now (paying a restart when `restart`), finishes by its deadline.
+  bool finishes_by_deadline(size_t i, const Cell& s, bool restart) const;
+  bool restarts(size_t i) const { return job(i).state == JobState::running || job(i).first_start >= 0; }
+  // The Cells of `cands` on which job i, started or moved now, meets its deadline:
+  // the fewest GPUs first (they leave the most to others), then the best score.
+  std::vector<Candidate> meeting(size_t i, const std::vector<Candidate>& cands) const;
+  bool can_meet(size_t i) { return !meeting(i, candidates(i, m_ctx.cluster.total_gpus())).empty(); }
+  bool fit_deadline(size_t i, bool& searched);
+  void rescue_deadlines();
   bool fit(size_t i, bool& searched);
   bool search(size_t i, const std::vector<Candidate>& cands, double floor);
   bool preempt_for_head(size_t i, const std::vector<Candidate>& cands);
@@ -103,6 +115,56 @@ std::optional<Allocation> Round::best_fit(const std::vector<Candidate>& cands) c
   return std::nullopt;
 }
 
+bool Round::finishes_by_deadline(size_t i, const Cell& s, bool restart) const {
+  const double sp = speed(i, s);
+  if (sp <= 0) return false;
+  const double run = job(i).remaining() * job(i).global_batch / sp;
+  return m_ctx.now + (restart ? restart_cost(m_opt, true, s.gpus()) : 0) + run <= job(i).deadline;
+}
+
+std::vector<Candidate> Round::meeting(size_t i, const std::vector<Candidate>& cands) const {
+  std::vector<Candidate> out;
+  for (const Candidate& c : cands)
+    if (finishes_by_deadline(i, c.shape, restarts(i))) out.push_back(c);
+  std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.shape.gpus() != b.shape.gpus()) return a.shape.gpus() < b.shape.gpus();
+    return a.score > b.score;
+  });
+  return out;
+}
+
+// A pending job with a deadline: the fewest GPUs that meet it and place now, else (once per
+// round's search budget) a change of one running job that makes room for such a Cell.
+bool Round::fit_deadline(size_t i, bool& searched) {
+  std::vector<Candidate> meet = meeting(i, candidates(i, m_ctx.cluster.total_gpus()));
+  if (meet.empty()) return false;
+  if (auto a = best_fit(meet)) {
+    m_free.take(*a);
+    set(i, *a, "meets its deadline on " + std::to_string(a->shape.gpus()) + " " + a->shape.gpu);
+    return true;
+  }
+  if (searched) return false;
+  searched = true;
+  return search(i, meet, 0);
+}
+
+// Running jobs that would miss their deadline where they are move, in queue order, to the
+// fewest GPUs that meet it among those free.
+void Round::rescue_deadlines() {
+  for (size_t i = 0; i < m_targets.size(); ++i) {
+    const Allocation old = m_targets[i].alloc;
+    if (old.empty() || !has_deadline(i) || finishes_by_deadline(i, old.shape, false)) continue;
+    m_free.give(old);
+    std::optional<Allocation> a = best_fit(meeting(i, candidates(i, m_ctx.cluster.total_gpus())));
+    if (a && !(*a == old)) {
+      m_free.take(*a);
+      set(i, *a, "moved to meet its deadline on " + std::to_string(a->shape.gpus()) + " " + a->shape.gpu);
+    } else {
+      m_free.take(old);
+    }
+  }
+}
+
 // The bounded search for a job that does not fit well: change one running job
 // (shrink it, move it to another GPU type, or migrate it on its type) if the
 // total normalised speed gains more than starting the job where it fits now.
@@ -138,6 +200,9 @@ bool Round::search(size_t i, const std::vector<Candidate>& cands, double floor) 
       m_free.give(moved);
       if (!mine) return;
     }
+    // Never at the cost of another job's deadline.
+    if (has_deadline(k) && finishes_by_deadline(k, old.shape, false) && !finishes_by_deadline(k, moved.shape, true))
+      return;
     double gain = score(i, *mine) - (score(k, old) - score(k, moved)) - restart_penalty(k, moved);
     if (gain > best_gain) {
       best_gain = gain;
@@ -210,6 +275,7 @@ bool Round::preempt_for_head(size_t i, const std::vector<Candidate>& cands) {
 }
 
 bool Round::fit(size_t i, bool& searched) {
+  if (has_deadline(i) && fit_deadline(i, searched)) return true;
   std::vector<Candidate> cands = candidates(i, CriusPolicy::kMaxScale * std::max(1, job(i).req_gpus));
   if (cands.empty()) cands = candidates(i, m_ctx.cluster.total_gpus());
   if (cands.empty()) return false;
@@ -279,9 +345,11 @@ std::vector<Target> Round::run() {
   std::vector<size_t> queue;
   for (size_t i = 0; i < m_ctx.jobs.size(); ++i)
     if (job(i).state == JobState::pending) queue.push_back(i);
+  // Deadline mode (the queue is earliest deadline first): the jobs that can meet their
+  // deadline go before those no Cell can bring in on time, which run best effort.
   if (m_opt.deadline_mode)
-    std::stable_sort(queue.begin(), queue.end(),
-                     [&](size_t a, size_t b) { return job(a).deadline < job(b).deadline; });
+    std::stable_partition(queue.begin(), queue.end(), [&](size_t i) { return has_deadline(i) && can_meet(i); });
+  if (deadline_aware()) rescue_deadlines();
   bool blocked = false;
   int searches = 0;
   for (size_t i : queue) {

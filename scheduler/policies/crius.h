@@ -1,5 +1,5 @@
 // Crius: the Cell-aware policy of the paper (see crius(7), POLICIES).
-// Each round, in queue order (FIFO, or earliest deadline in deadline mode):
+// Each round, in queue order (the core's: priority, then FIFO or earliest deadline):
 //  1. fit the job on the Cell of the best normalised speed that places now,
 //     among Cells of up to kMaxScale times the requested GPU count;
 //  2. when that fit is poor (below kWellFit of its ideal Cell), a bounded search
@@ -9,6 +9,11 @@
 //     blocked head may preempt opportunistic jobs;
 //  4. with nobody waiting, an upgrade pass doubles GPUs or changes type while
 //     the time saved pays for the restart.
+// Deadline-aware (PolicyOptions::deadline_cells, and deadline mode): a job with a
+// deadline first tries the fewest GPUs that meet it (a search may make room), a
+// running job that would miss it moves to such a Cell, and no search takes a Cell
+// that meets a deadline away; in deadline mode the jobs no Cell brings in on time
+// queue behind those that can still make it.
 // Speeds are Cell-optimal (the best plan of each Cell), normalised per job by
 // its speed on what it requested, so gains of different jobs add up.
 #pragma once

@@ -52,7 +52,7 @@ chmod +x "$TEST_TMP/inner.sh"
 "$TOP/scripts/crius-lab" run --dir "$TEST_TMP/lab" --nodes "a40:${nodes}x2,a10:${nodes}x2" --accounting \
   --plugins "$B/plugins" --plugstack "$TOP/etc/plugstack.conf.d/crius.conf" --job-submit crius \
   --crius-conf "$conf" -- "$TEST_TMP/inner.sh" || { echo "live replay failed"; exit 1; }
-crius-sim --trace "$out/crius/trace.csv" --cluster "$conf" --policy crius --interval 300 --max-gpus "$max_gpus" --max-moves-per-round "$max_moves" \
+crius-sim --trace "$out/crius/trace.csv" --cluster "$conf" --policy crius --interval 300 --oracle --max-gpus "$max_gpus" --max-moves-per-round "$max_moves" \
   --live slurm-live="$out/slurm/runs.csv" --live crius-live="$out/crius/runs.csv" --json "$out/all.json" \
   --plot "$out/plot" | sed -n '/^policy  /,$p'
 jq -r --argjson n "$jobs" '.policies as $p |

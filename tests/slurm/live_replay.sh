@@ -53,7 +53,7 @@ tail -n +2 crius/submitted.csv | while IFS=, read -r name id _; do
 done
 grep -q "criusd" crius/logs/criusd.log 2>/dev/null || [ -f crius/logs/criusd.log ] || fail "criusd did not run"
 # Both summarised together, as the benchmark does.
-crius-sim --trace crius/trace.csv --cluster "$CRIUS_CONF" --policy crius --interval 300 \
+crius-sim --trace crius/trace.csv --cluster "$CRIUS_CONF" --policy crius --interval 300 --oracle \
   --live slurm-live=slurm/runs.csv --live crius-live=crius/runs.csv --json both.json | tail -n 8
 [ "$(jq '.policies | length' both.json)" = 3 ] || fail "the comparison lacks a run"
 # A site's own history: the Slurm-alone run, exported by sacct, imported as a trace (each job

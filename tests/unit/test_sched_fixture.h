@@ -92,10 +92,9 @@ struct Run {
 inline Run simulate(const std::string& policy, const std::vector<cs::Job>& jobs,
                     cs::ClusterState c = cluster(), uint64_t seed = 1,
                     std::function<void(double, const std::vector<cs::Job>&)> each_round = {},
-                    int max_gpus = 0) {
+                    int max_gpus = 0, cs::PolicyOptions opt = {}) {
   auto t = table();
   cs::CachedThroughput tput(*t);
-  cs::PolicyOptions opt;
   opt.seed = seed;
   opt.max_gpus = max_gpus;
   auto p = cs::make_policy(policy, opt);

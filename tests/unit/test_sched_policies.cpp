@@ -119,6 +119,59 @@ BOOST_AUTO_TEST_CASE(elasticflow_admits_by_deadline) {
   expect_jct(r, {250, 550});
 }
 
+cs::PolicyOptions deadline_mode() {
+  cs::PolicyOptions o;
+  o.deadline_mode = true;
+  return o;
+}
+
+BOOST_AUTO_TEST_CASE(crius_gives_a_deadline_the_fewest_gpus_that_meet_it) {
+  // j0 asks for 1 x GPU, 100 iterations, deadline 600 s; j1 for 2 x GPUs. Without the deadline
+  // crius gives j0 its best Cell within 4x the request, 2 x 2 x (2.5 s/it, 250 s), and j1 goes
+  // to y. With it, j0 gets the fewest GPUs that meet it: 1 x 2 x (5 s/it, 500 s; one GPU takes
+  // 1000 s), and j1 the other 2 x GPUs.
+  std::vector<cs::Job> jobs{job(0, "a", "x", 1, 100, 0, 600), job(1, "a", "x", 2, 100)};
+  Run plain = simulate("crius", jobs);
+  BOOST_TEST(jct(plain, 0) == 250);
+  cs::PolicyOptions o;
+  o.deadline_cells = true;
+  Run r = simulate("crius", jobs, cluster(), 1, {}, 0, o);
+  BOOST_TEST(jct(r, 0) == 500);
+  BOOST_TEST(jct(r, 1) == 500);
+  BOOST_TEST(r.violations.empty());
+}
+
+BOOST_AUTO_TEST_CASE(deadline_mode_takes_every_queue_earliest_deadline_first) {
+  // Both ask for all 4 x GPUs at t = 0; j1's deadline is the earlier: in deadline mode it runs
+  // first under every queue-order baseline (60 iterations x 2.5 s = 150 s each).
+  std::vector<cs::Job> jobs{job(0, "a", "x", 4, 60, 0, 1e6), job(1, "a", "x", 4, 60, 0, 1000)};
+  for (const std::string p : {"fcfs", "fcfs-strict"}) {
+    BOOST_TEST_CONTEXT("policy " << p) {
+      expect_jct(simulate(p, jobs), {150, 450});
+      expect_jct(simulate(p, jobs, cluster(), 1, {}, 0, deadline_mode()), {450, 150});
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(crius_moves_a_running_job_that_would_miss_its_deadline) {
+  // One node of x and one of y. j0 (model b: only 1 x 2 x fits) holds the x node for 60 x 8 s.
+  // j1 (a, 1 y GPU asked, 150 iterations, deadline 1200 s) could meet it only on 1 x 2 x
+  // (5 s/it): it starts best effort on 1 x 2 y (10 s/it, 1500 s). j2 (b on x) waits for x, so
+  // nothing upgrades j1. When j0 ends, deadline-aware crius moves j1 to x before j2 starts;
+  // without it j2 takes x and j1 ends at 1500 s, after its deadline.
+  std::vector<cs::Job> jobs{job(0, "b", "x", 2, 60), job(1, "a", "y", 1, 150, 0, 1200), job(2, "b", "x", 2, 60)};
+  Run plain = simulate("crius", jobs, cluster(1));
+  BOOST_TEST(jct(plain, 1) == 1500);
+  cs::PolicyOptions o;
+  o.deadline_cells = true;
+  Run r = simulate("crius", jobs, cluster(1), 1, {}, 0, o);
+  BOOST_TEST(r.violations.empty());
+  BOOST_TEST(jct(r, 1) <= 1200);
+  BOOST_TEST(jct(r, 1) < 1500);
+  BOOST_TEST(r.result.jobs[1].reconfigurations == 1);
+  BOOST_TEST(jct(r, 2) > jct(plain, 2));
+}
+
 BOOST_AUTO_TEST_CASE(every_policy_keeps_invariants_on_a_random_trace) {
   for (const std::string& p : cs::policy_names()) {
     BOOST_TEST_CONTEXT("policy " << p) {
