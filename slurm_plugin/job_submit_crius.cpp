@@ -148,6 +148,7 @@ int slurm_code(int reject) {
     case Reject::bad_request: return EINVAL;  // "Invalid argument"
     case Reject::no_partition: return ESLURM_INVALID_PARTITION_NAME;
     case Reject::no_cell: return ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE;
+    case Reject::deadline: return ESLURM_INVALID_TIME_VALUE;  // "Invalid time specified"
   }
   return EINVAL;
 }
@@ -275,6 +276,7 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   // and salloc jobs have none; srun's spank_crius gives their tasks the record's (crius(7)).
   if (job_desc->script)
     for (const auto& [name, value] : d->env) env_set(&job_desc->environment, &job_desc->env_size, name + "=" + value);
+  if (!d->deadline_miss.empty()) tell(err_msg, d->deadline_miss + "; the job is flagged (deadline_met false in its record) and gets its Cell as without a deadline");
   if (d->partial)
     tell(err_msg, "the estimator's work budget for one submission ran out; the job got the best of the Cells "
                   "estimated (" + crius::estimator::to_string(d->chosen.cell) + ")");

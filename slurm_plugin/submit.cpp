@@ -29,13 +29,20 @@ Result<void> check_request(const JobRequest& req) {
   return {};
 }
 
+Result<Decision> refuse_missed_deadline(Decision d, const Loaded& conf) {
+  if (!d.deadline_miss.empty() && conf.config.deadline_miss == DeadlineMiss::reject)
+    return rejected(Reject::deadline, d.deadline_miss + " ([job_submit] deadline_miss = \"reject\")");
+  return d;
+}
+
 // Ranked Cells kept per request (one per shape): more than a partition list has shapes.
 constexpr std::size_t kRankingKept = 256;
 
 }  // namespace
 
 const std::vector<std::string>& submit_config_keys() {
-  static const std::vector<std::string> keys = {"free_gpus_file", "max_gpus", "objective", "on_error", "partitions", "record_top", "work_budget"};
+  static const std::vector<std::string> keys = {"deadline_miss", "free_gpus_file", "max_gpus",   "objective",
+                                                "on_error",      "partitions",     "record_top", "work_budget"};
   return keys;
 }
 
@@ -57,6 +64,11 @@ Result<SubmitConfig> parse_submit_config(const est::Cluster& cluster) {
       if (s && *s == "throughput") cfg.objective = Objective::throughput;
       else if (s && *s == "efficiency") cfg.objective = Objective::efficiency;
       else return make_error(where(v, key) + " must be \"throughput\" or \"efficiency\"");
+    } else if (key == "deadline_miss") {
+      auto s = v.value<std::string>();
+      if (s && *s == "flag") cfg.deadline_miss = DeadlineMiss::flag;
+      else if (s && *s == "reject") cfg.deadline_miss = DeadlineMiss::reject;
+      else return make_error(where(v, key) + " must be \"flag\" or \"reject\"");
     } else if (key == "on_error") {
       auto s = v.value<std::string>();
       if (s && *s == "accept") cfg.on_error = OnError::accept;
@@ -279,8 +291,19 @@ Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& r, con
       if (run > static_cast<double>(*req.deadline_s)) continue;
       if (!best || better(i, *best)) best = i;
     }
-    if (best) chosen = best;
-    else deadline_met = false;
+    if (best) {
+      chosen = best;
+    } else {
+      deadline_met = false;
+      // The fastest Cell, for the reason.
+      std::size_t f = 0;
+      for (std::size_t i = 1; i < all.size(); ++i)
+        if (all[i].iter_time_s < all[f].iter_time_s) f = i;
+      d.deadline_miss = "no Cell meets --crius-deadline=" + std::to_string(*req.deadline_s) + "s: the fastest, " +
+                        est::to_string(all[f].cell) + ", needs " +
+                        util::fmt(all[f].iter_time_s * static_cast<double>(*req.iters)) + " s for " +
+                        std::to_string(*req.iters) + " iterations";
+    }
   }
   const std::size_t pick = chosen.value_or(0);
   d.load = !free ? Load::unknown : fits_now(pick) ? Load::fits : Load::none_fits;
@@ -332,7 +355,7 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
   if (auto ok = check_request(req); !ok) return make_error(ok.error(), ok.error_code());
   auto r = rank(req, conf, user_partitions);
   if (!r) return make_error(r.error(), r.error_code());
-  return choose(req, conf, *r, free);
+  return refuse_missed_deadline(choose(req, conf, *r, free), conf);
 }
 
 Result<Decision> DecisionCache::decide(const JobRequest& req, const Loaded& conf, std::string_view user_partitions,
@@ -353,7 +376,7 @@ Result<Decision> DecisionCache::decide(const JobRequest& req, const Loaded& conf
   }
   const Result<Ranking>& r = m_entries.front().second;
   if (!r) return make_error(r.error(), r.error_code());
-  return choose(req, conf, *r, free);
+  return refuse_missed_deadline(choose(req, conf, *r, free), conf);
 }
 
 std::string explain_text(const JobRequest& req, const Decision& d) {
@@ -385,6 +408,7 @@ std::string explain_text(const JobRequest& req, const Decision& d) {
         : d.load == Load::none_fits ? " (no Cell fits the GPUs free now)"
                                     : "")
     << (d.partial ? " (work budget reached: the best of the Cells estimated)" : "") << "\n";
+  if (!d.deadline_miss.empty()) o << "crius: " << d.deadline_miss << "\n";
   return o.str();
 }
 

@@ -21,6 +21,9 @@ namespace crius::slurm {
 
 enum class Objective { throughput, efficiency };
 enum class OnError { accept, reject };
+// A job with --crius-deadline that no Cell can meet: flagged (the record's deadline_met is
+// false, the user is told) or rejected.
+enum class DeadlineMiss { flag, reject };
 
 // [job_submit] in crius.toml (see job_submit_crius(8)).
 struct SubmitConfig {
@@ -36,6 +39,7 @@ struct SubmitConfig {
   // criusd's report of the GPUs its policy left free ("" = none): a new job gets the best
   // Cell that can start now.
   std::string free_gpus_file = kDefaultFreeGpusFile;
+  DeadlineMiss deadline_miss = DeadlineMiss::flag;
 };
 
 // The keys of [job_submit] (job_submit_crius(8)).
@@ -65,6 +69,7 @@ struct Decision {
   std::string summary;                      // one line for the slurmctld log
   bool partial = false;                     // the work budget ran out: the best Cell estimated
   Load load = Load::unknown;
+  std::string deadline_miss;                // why no Cell meets --crius-deadline ("" = met, or none)
 };
 
 // Why decide() rejected a job (the error's code); job_submit maps it to a Slurm error.
@@ -72,6 +77,7 @@ enum class Reject {
   bad_request = 1,  // an option's value, an unknown model, a missing option
   no_partition,     // none of the job's partitions is a crius partition
   no_cell,          // no Cell fits the pins, the partitions, the maxima or the memory
+  deadline,         // no Cell meets --crius-deadline and [job_submit] deadline_miss = "reject"
 };
 
 // The load-free part of a decision: the feasible Cells of the partitions the job may use

@@ -501,6 +501,9 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   popts.restart_cost_s = m_options.restart_cost_s;
   popts.max_gpus = m_options.max_gpus;
   popts.max_moves_per_round = m_options.max_moves_per_round;  // as crius-sim --max-moves-per-round
+  // Cells that meet --crius-deadline, in Slurm's priority order (crius-sim --deadline-mode
+  // also reorders the queue by deadline; criusd does not).
+  popts.deadline_cells = true;
   auto policy = sch::make_policy(m_options.policy, popts);
   if (!policy) return make_error(policy.error());
   sch::Scheduler scheduler(**policy, tput, popts);

@@ -85,6 +85,19 @@ scontrol create partition=other nodes=a100-1 >/dev/null 2>&1 || fail "cannot cre
 bad sbatch "none of the job's partitions 'other' is described in crius.toml" -p other --crius-model=bert__1.3B $G
 says "Invalid partition name specified"
 
+# A deadline no Cell can meet: flagged (accepted, the user told why, the record says so),
+# then, with [job_submit] deadline_miss = "reject", refused with the same reason.
+id=$(sbatch --parsable -o /dev/null -H --crius-model=bert__1.3B $G --crius-iters=100000000 --crius-deadline=1:00 job.sh 2>err.txt) ||
+  { cat err.txt; fail "a job with a deadline no Cell meets was not accepted (deadline_miss = flag)"; }
+grep -q "crius: no Cell meets --crius-deadline=60s: the fastest, .* needs .* s for 100000000 iterations" err.txt ||
+  { cat err.txt; fail "the submitter was not told that no Cell meets the deadline"; }
+job_field "$id" AdminComment | grep -q '"deadline_met":false' || fail "the record of job $id does not say deadline_met false"
+scancel "$id"
+printf '\n[job_submit]\ndeadline_miss = "reject"\n' >>"$TEST_TMP/conf/crius.toml"
+sleep 11  # job_submit looks at crius.toml at most every 10 s
+bad sbatch "no Cell meets --crius-deadline=60s: .*deadline_miss = \"reject\"" --crius-model=bert__1.3B $G --crius-iters=100000000 --crius-deadline=1:00
+says "Invalid time specified"
+
 # slurmctld is alive and still runs crius and plain jobs
 id=$(sbatch_wait -o ok1.out --crius-model=bert__1.3B $G job.sh) || fail "good crius job after the bad ones"
 grep -qx ran ok1.out || fail "good crius job did not run"
@@ -93,4 +106,5 @@ grep -qx ran ok2.out || fail "plain job did not run"
 echo "$n bad submissions refused; good jobs still run"
 INNER
 chmod +x "$TEST_TMP/inner.sh"
-plugin_lab_run a100:2x8,v100:2x8 "$TOP/etc/crius/crius.toml" "$TEST_TMP/inner.sh"
+cp -r "$TOP/etc/crius" "$TEST_TMP/conf"  # a copy: the test changes [job_submit]
+plugin_lab_run a100:2x8,v100:2x8 "$TEST_TMP/conf/crius.toml" "$TEST_TMP/inner.sh"

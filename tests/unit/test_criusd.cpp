@@ -3,11 +3,13 @@
 #define BOOST_TEST_MODULE criusd
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <vector>
 #include <string>
 
+#include "scheduler/estimator_throughput.h"
 #include "slurm_plugin/criusd/controller.h"
 
 using namespace crius;
@@ -511,4 +513,47 @@ BOOST_FIXTURE_TEST_CASE(a_job_that_exits_on_the_signal_is_still_moved, Fixture) 
   acts = decide(held);
   BOOST_TEST_REQUIRE(acts.size() == 1u);
   BOOST_TEST(!acts[0].release);
+}
+
+// --crius-deadline reaches the policy: a running job that would miss its deadline where it
+// runs moves to a Cell that meets it, where without a deadline it stays (its remaining time
+// is too short for an upgrade to pay).
+BOOST_FIXTURE_TEST_CASE(a_running_job_that_would_miss_its_deadline_moves, Fixture) {
+  scheduler::EstimatorThroughput est(*cluster);
+  auto seconds_per_iter = [&](int gpus) {
+    auto p = est.best("bert__1.3B", 256, scheduler::shape("a100", 1, gpus));
+    BOOST_TEST_REQUIRE(p.feasible);
+    return p.iter_time_s;
+  };
+  const double restart = ControllerOptions{}.restart_cost_s;
+  // About 300 s left on its 2 GPUs: an upgrade saves less than twice the restart cost.
+  const long iters = std::lround(300 / seconds_per_iter(2));
+  const double on2 = iters * seconds_per_iter(2), on4 = restart + iters * seconds_per_iter(4),
+               on8 = restart + iters * seconds_per_iter(8);
+  BOOST_TEST_REQUIRE(on8 + 2 < std::min(on4, on2), "premise: only 8 GPUs meet a deadline between");
+  job::Record rec = make_record("a100:1x2:1", "a100");
+  rec.request.iters = iters;
+  rec.request.movable = true;
+  auto decide = [&](std::optional<long> deadline_s) {
+    job::Record r = rec;
+    r.request.deadline_s = deadline_s;
+    Snapshot s;
+    s.now = 5000;
+    s.nodes = {node("a100-1", "a100", 2), node("a100-2", "a100", 8), node("v100-1", "v100", 8),
+               node("v100-2", "v100", 8)};
+    s.jobs = {slurm_job(9, "RUNNING", job::to_text(r), {"a100-1"}, "gres:gpu:2")};
+    s.jobs[0].start_time = 4000;
+    Controller c(*cluster, {});
+    auto round = c.decide(s);
+    BOOST_TEST_REQUIRE(round.ok(), why(round));
+    return round->actions;
+  };
+  BOOST_TEST(decide(std::nullopt).empty());
+  // Deadline (from submission, 1009) between 8 GPUs' finish and 4 GPUs'.
+  const long deadline_s = std::lround(5000 + (on8 + std::min(on4, on2)) / 2 - 1009);
+  auto moved = decide(deadline_s);
+  BOOST_TEST_REQUIRE(moved.size() == 1u);
+  BOOST_TEST(to_string(moved[0].kind) == std::string("checkpoint"));
+  BOOST_TEST(moved[0].to.gpus() == 8);
+  BOOST_TEST(moved[0].reason.find("meet its deadline") != std::string::npos, moved[0].reason);
 }

@@ -186,3 +186,72 @@ BOOST_AUTO_TEST_CASE(the_users_maximum_bounds_the_cell_and_is_recorded) {
   BOOST_TEST(why(parse_max_gpus("0")) == "--crius-max-gpus: '0' is not a whole number from 1 to 1000000");
   BOOST_TEST(!parse_max_gpus("2x").ok());
 }
+
+BOOST_AUTO_TEST_CASE(a_deadline_gets_the_smallest_cell_that_meets_it_or_is_flagged_or_refused) {
+  Loaded c = conf();
+  JobRequest r = bert();
+  r.iters = 1000;
+  auto ranking = rank(r, c, "");
+  BOOST_TEST_REQUIRE(ranking.ok(), why(ranking));
+  double fastest = 1e300, slowest = 0;
+  for (const auto& e : ranking->cells) {
+    fastest = std::min(fastest, e.iter_time_s);
+    slowest = std::max(slowest, e.iter_time_s);
+  }
+  BOOST_TEST_REQUIRE(slowest > 2 * fastest, "premise: Cells of different speeds");
+
+  // A deadline between: the smallest Cell whose 1000 iterations fit in it.
+  r.deadline_s = static_cast<long>(1000 * (fastest + slowest) / 2);
+  auto d = decide(r, c, "");
+  BOOST_TEST_REQUIRE(d.ok(), why(d));
+  BOOST_TEST(d->deadline_miss.empty());
+  BOOST_TEST(d->chosen.iter_time_s * 1000 <= *r.deadline_s);
+  for (const auto& e : ranking->cells)
+    if (e.iter_time_s * 1000 <= *r.deadline_s) BOOST_TEST(d->chosen.cell.gpus() <= e.cell.gpus());
+  BOOST_TEST(d->record.deadline_met.value_or(false));
+
+  // Too short for any Cell: flagged with the reason, the Cell as without a deadline.
+  r.deadline_s = static_cast<long>(1000 * fastest / 2);
+  d = decide(r, c, "");
+  BOOST_TEST_REQUIRE(d.ok(), why(d));
+  BOOST_TEST(!d->record.deadline_met.value_or(true));
+  BOOST_TEST(d->deadline_miss.find("no Cell meets --crius-deadline=" + std::to_string(*r.deadline_s) +
+                                   "s: the fastest, ") == 0, d->deadline_miss);
+  BOOST_TEST(d->deadline_miss.find("for 1000 iterations") != std::string::npos, d->deadline_miss);
+  BOOST_TEST(explain_text(r, *d).find(d->deadline_miss) != std::string::npos);
+  JobRequest plain = bert();
+  plain.iters = 1000;
+  auto without = decide(plain, c, "");
+  BOOST_TEST_REQUIRE(without.ok(), why(without));
+  BOOST_TEST((d->chosen.cell == without->chosen.cell));
+
+  // deadline_miss = "reject": refused with the same reason, and the key named.
+  c.config.deadline_miss = DeadlineMiss::reject;
+  d = decide(r, c, "");
+  BOOST_TEST_REQUIRE(!d.ok());
+  BOOST_TEST(d.error_code() == static_cast<int>(Reject::deadline));
+  BOOST_TEST(d.error().find("no Cell meets --crius-deadline=") == 0, d.error());
+  BOOST_TEST(d.error().find("[job_submit] deadline_miss = \"reject\"") != std::string::npos, d.error());
+  DecisionCache cache;
+  BOOST_TEST(!cache.decide(r, c, "").ok());
+}
+
+BOOST_AUTO_TEST_CASE(deadline_miss_is_read_from_crius_toml) {
+  const std::string dir = "/tmp/crius-test-submit-" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy(top() + "/etc/crius", dir, std::filesystem::copy_options::recursive);
+  std::ifstream in(top() + "/etc/crius/crius.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto load_with = [&](const std::string& line) {
+    std::ofstream(dir + "/crius.toml") << text << "\n[job_submit]\n" << line << "\n";
+    return load_config(dir + "/crius.toml");
+  };
+  auto ok = load_with("deadline_miss = \"reject\"");
+  BOOST_TEST_REQUIRE(ok.ok(), why(ok));
+  BOOST_TEST((ok->config.deadline_miss == DeadlineMiss::reject));
+  auto bad = load_with("deadline_miss = \"drop\"");
+  BOOST_TEST_REQUIRE(!bad.ok());
+  BOOST_TEST(bad.error().find("[job_submit] deadline_miss must be \"flag\" or \"reject\"") != std::string::npos,
+             bad.error());
+  std::filesystem::remove_all(dir);
+}
