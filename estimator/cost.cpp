@@ -6,6 +6,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "common/util.h"
+
 namespace crius::estimator {
 
 std::vector<int> resnet_stage_sizes(int depth);  // catalog.cpp
@@ -341,18 +343,55 @@ double zero_model_state_bytes(double parameters, int dp, int zero_stage) {
   return p + g + o;
 }
 
+bool dual_issue_fp32(const GpuType& g) { return g.tflops_fp16 > 0 && g.tflops_fp32 >= 0.2 * g.tflops_fp16; }
+
 // The fitted constants live in the GPU catalogue (etc/crius/gpus.toml: per GPU type
 // gemm_efficiency, fp32_efficiency, memory_efficiency; per runtime profile
-// inter_node_factor, runtime_overhead); a type or profile without them keeps the
-// generic defaults of CostConstants.
+// inter_node_factor, runtime_overhead). A type without one gets the datasheet rule of
+// crius.toml(5): the mean of the calibrated types' values, for fp32 among the types of its
+// fp32 class (dual_issue_fp32); with no calibrated type, the generic default of CostConstants.
+ConstantSources constant_sources(const GpuCatalog& catalog, const GpuType& gpu) {
+  ConstantSources out;
+  auto rule = [&](double own, double fallback, auto value_of, auto same_class, ConstantSource& src) {
+    if (own > 0) {
+      src = {own, true, {}};
+      return;
+    }
+    double sum = 0;
+    for (const GpuType& t : catalog.types())
+      if (t.id != gpu.id && value_of(t) > 0 && same_class(t)) {
+        sum += value_of(t);
+        src.from.push_back(t.id);
+      }
+    src.value = src.from.empty() ? fallback : sum / static_cast<double>(src.from.size());
+  };
+  const CostConstants generic;
+  auto any = [](const GpuType&) { return true; };
+  rule(gpu.gemm_efficiency, generic.gemm_efficiency, [](const GpuType& t) { return t.gemm_efficiency; }, any,
+       out.gemm);
+  rule(gpu.fp32_efficiency, generic.fp32_efficiency, [](const GpuType& t) { return t.fp32_efficiency; },
+       [&](const GpuType& t) { return dual_issue_fp32(t) == dual_issue_fp32(gpu); }, out.fp32);
+  rule(gpu.memory_efficiency, generic.memory_efficiency, [](const GpuType& t) { return t.memory_efficiency; }, any,
+       out.memory);
+  return out;
+}
+
+std::string describe(const ConstantSource& s) {
+  std::string v = util::fmt(s.value, 3);
+  if (s.calibrated) return v + " (calibrated)";
+  if (s.from.empty()) return v + " (uncalibrated: the generic default)";
+  return v + " (uncalibrated: datasheet rule, the mean of " + util::join(s.from, ", ") + ")";
+}
+
 CostConstants cost_constants(const GpuCatalog& catalog, const GpuType& gpu, Runtime runtime) {
   CostConstants c;
   const RuntimeProfile rp = catalog.runtime(runtime);
   c.inter_node_factor = rp.inter_node_factor;
   c.runtime_overhead = rp.runtime_overhead;
-  if (gpu.gemm_efficiency > 0) c.gemm_efficiency = gpu.gemm_efficiency;
-  if (gpu.fp32_efficiency > 0) c.fp32_efficiency = gpu.fp32_efficiency;
-  if (gpu.memory_efficiency > 0) c.memory_efficiency = gpu.memory_efficiency;
+  const ConstantSources s = constant_sources(catalog, gpu);
+  c.gemm_efficiency = s.gemm.value;
+  c.fp32_efficiency = s.fp32.value;
+  c.memory_efficiency = s.memory.value;
   return c;
 }
 

@@ -63,7 +63,7 @@ void print_table(const std::vector<est::Estimate>& v, size_t top) {
   if (v.size() > n) std::printf("(%zu more Cells; use --top to show them)\n", v.size() - n);
 }
 
-void print_explain(const est::Estimate& e, const est::Request& req) {
+void print_explain(const est::Estimate& e, const est::Request& req, const est::Cluster& cluster) {
   const auto& b = e.breakdown;
   const double t = e.iter_time_s;
   auto line = [&](const char* name, double v) {
@@ -72,6 +72,13 @@ void print_explain(const est::Estimate& e, const est::Request& req) {
   std::printf("\nbest plan: %s %d x %d GPUs, %d stages (partition %s)\n", e.cell.gpu.c_str(), e.cell.nodes,
               e.cell.gpus_per_node, e.cell.stages, e.cell.partition.c_str());
   std::printf("  %s, layers per stage: %s\n", plan_summary(e).c_str(), layer_ranges(e.plan).c_str());
+  if (const est::GpuType* g = cluster.gpus.find(e.cell.gpu)) {
+    const est::ConstantSources s = est::constant_sources(cluster.gpus, *g);
+    const bool half = req.model.dtype == est::Dtype::fp16 || req.model.dtype == est::Dtype::bf16;
+    std::printf("GPU constants of %s (crius.toml(5), GPU CATALOGUE): %s GEMM efficiency %s, memory efficiency %s\n",
+                g->id.c_str(), half ? "tensor-core" : "fp32", est::describe(half ? s.gemm : s.fp32).c_str(),
+                est::describe(s.memory).c_str());
+  }
   std::printf("time per iteration (global batch %d):\n", req.global_batch);
   line("compute", b.compute);
   line("tp_comm", b.tp_comm);
@@ -214,7 +221,7 @@ int main(int argc, char** argv) {
       std::cout << out.dump(2) << "\n";
     } else {
       print_table(ranked, top ? top : 10);
-      if (explain && any_feasible) print_explain(ranked.front(), req);
+      if (explain && any_feasible) print_explain(ranked.front(), req, *cluster);
     }
     if (!any_feasible) {
       // Name the reason of the largest Cell: the one closest to fitting.

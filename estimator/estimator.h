@@ -273,6 +273,24 @@ struct CostConstants {
   double memory_usable = 0.95;      // fraction of GPU memory a plan may use
 };
 CostConstants cost_constants(const GpuCatalog& catalog, const GpuType& gpu, Runtime runtime);
+// Where a GPU type's efficiency constants come from: its own catalogue entry (calibrated),
+// or, uncalibrated, the datasheet rule of crius.toml(5): the mean of the calibrated types'
+// values (`from`), for fp32 among the types of the same fp32 class; with none, the generic
+// default of CostConstants.
+struct ConstantSource {
+  double value = 0;
+  bool calibrated = false;
+  std::vector<std::string> from;
+};
+struct ConstantSources {
+  ConstantSource gemm, fp32, memory;
+};
+ConstantSources constant_sources(const GpuCatalog& catalog, const GpuType& gpu);
+// "0.72 (calibrated)", "0.655 (uncalibrated: datasheet rule, the mean of a100, a10, a40, v100)".
+std::string describe(const ConstantSource& s);
+// The datasheet's fp32 peak is at least a fifth of its dense fp16 tensor peak: GA10x and
+// AD10x count dual-issue fp32, a peak GEMMs rarely reach.
+bool dual_issue_fp32(const GpuType& g);
 
 // Options for tests and benchmarks; normal callers use the defaults.
 // A bound on the work of one request, shared by all its Cells: counted in layer visits

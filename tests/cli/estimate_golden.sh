@@ -50,4 +50,24 @@ for c in cells:
     if not c["feasible"]:
         assert c["why"], "infeasible without why"
 PY
+
+# An H100 partition with the shipped catalogue: uncalibrated, the datasheet rule names the
+# calibrated types it averaged; an A100 partition: calibrated.
+cat >h100.toml <<EOF
+gpus = "$TOP/etc/crius/gpus.toml"
+models = "$TOP/etc/crius/models.toml"
+[[partition]]
+name = "h100"
+gpu = "h100"
+nodes = 2
+gpus_per_node = 8
+intra_node_bw_gbs = 450
+inter_node_bw_gbs = 50
+inter_node_latency_us = 5
+EOF
+crius-estimate --cluster h100.toml --model gpt3-1.3b --global-batch 256 --explain >h100.out || fail=1
+grep -q "GPU constants of h100 .*tensor-core GEMM efficiency 0.668 (uncalibrated: datasheet rule, the mean of a10, a100, a100-80gb, a40, v100)" h100.out ||
+  { cat h100.out; echo "FAIL h100: not marked uncalibrated with the datasheet rule"; fail=1; }
+grep -q "GPU constants of a100 .*tensor-core GEMM efficiency 0.72 (calibrated)" "$G/explain-gpt3-6.7b.out" ||
+  { echo "FAIL: the a100 explain golden does not say calibrated"; fail=1; }
 exit $fail

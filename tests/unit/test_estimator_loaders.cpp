@@ -204,3 +204,66 @@ BOOST_AUTO_TEST_CASE(calibration_table) {
     BOOST_TEST(real->time_s(est::CommOp::all_reduce, 4, 1, 1e8).has_value());
   }
 }
+
+BOOST_AUTO_TEST_CASE(uncalibrated_gpu_types_follow_the_datasheet_rule) {
+  // x and y are calibrated; x has a plain fp32 peak (a tenth of fp16), y a dual-issue one
+  // (a quarter). z and w are not: their GEMM efficiency is the mean of x's and y's, their
+  // fp32 efficiency that of the calibrated type of their own fp32 class.
+  auto cat = est::GpuCatalog::parse(R"(
+[gpu.x]
+name = "X"
+memory_gib = 80
+memory_bw_gbs = 2000
+tflops = { fp16 = 100.0, fp32 = 10.0 }
+gemm_efficiency = 0.8
+fp32_efficiency = 0.5
+[gpu.y]
+name = "Y"
+memory_gib = 48
+memory_bw_gbs = 700
+tflops = { fp16 = 100.0, fp32 = 25.0 }
+gemm_efficiency = 0.6
+fp32_efficiency = 0.2
+memory_efficiency = 0.9
+[gpu.z]
+name = "Z"
+memory_gib = 80
+memory_bw_gbs = 3000
+tflops = { fp16 = 400.0, fp32 = 30.0 }
+[gpu.w]
+name = "W"
+memory_gib = 48
+memory_bw_gbs = 800
+tflops = { fp16 = 300.0, fp32 = 90.0 }
+)",
+                                    "test");
+  BOOST_TEST_REQUIRE(cat.ok(), (cat.ok() ? "" : cat.error()));
+  const est::ConstantSources x = est::constant_sources(*cat, *cat->find("x"));
+  BOOST_TEST(x.gemm.calibrated);
+  BOOST_TEST(x.gemm.value == 0.8);
+  BOOST_TEST(!x.memory.calibrated);
+  BOOST_TEST(x.memory.value == 0.9);  // y's, the only calibrated memory efficiency
+  const est::ConstantSources z = est::constant_sources(*cat, *cat->find("z"));
+  BOOST_TEST(!z.gemm.calibrated);
+  BOOST_TEST(z.gemm.value == 0.7, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(z.fp32.value == 0.5);
+  BOOST_TEST((z.fp32.from == std::vector<std::string>{"x"}));
+  const est::ConstantSources w = est::constant_sources(*cat, *cat->find("w"));
+  BOOST_TEST(w.fp32.value == 0.2);
+  BOOST_TEST((w.fp32.from == std::vector<std::string>{"y"}));
+  BOOST_TEST(est::describe(w.fp32) == "0.2 (uncalibrated: datasheet rule, the mean of y)");
+  BOOST_TEST(est::describe(x.gemm) == "0.8 (calibrated)");
+  // The estimator uses them.
+  const est::CostConstants c = est::cost_constants(*cat, *cat->find("w"), est::Runtime::megatron);
+  BOOST_TEST(c.gemm_efficiency == 0.7, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(c.fp32_efficiency == 0.2);
+
+  // No calibrated type at all: the generic defaults, said so.
+  auto alone = est::GpuCatalog::parse("[gpu.q]\nname = \"Q\"\nmemory_gib = 16\nmemory_bw_gbs = 900\n"
+                                      "tflops = { fp16 = 100.0, fp32 = 10.0 }\n",
+                                      "test");
+  BOOST_TEST_REQUIRE(alone.ok());
+  const est::ConstantSources q = est::constant_sources(*alone, *alone->find("q"));
+  BOOST_TEST(q.gemm.value == est::CostConstants{}.gemm_efficiency);
+  BOOST_TEST(est::describe(q.gemm).find("the generic default") != std::string::npos);
+}
