@@ -99,7 +99,7 @@ PROGRAMS := $(filter-out %/crius-sim,$(PROGRAMS))
 SBIN_PROGRAMS := $(filter-out %/criusd,$(SBIN_PROGRAMS))
 endif
 ifeq ($(HAVE_MPI),0)
-PROGRAMS := $(filter-out %/crius-train,$(PROGRAMS))
+PROGRAMS := $(filter-out %/crius-train %/crius-profile,$(PROGRAMS))
 endif
 PARTIAL_BUILD := $(filter 0,$(HAVE_CLI11) $(HAVE_HWLOC) $(HAVE_GLPK) $(HAVE_MPI) $(HAVE_BOOST_TEST))
 

@@ -60,7 +60,7 @@ double GpuType::peak_tflops(Dtype d) const {
 static Result<GpuType> parse_gpu(const std::string& id, const toml::table& t, const std::string& file) {
   TableReader r(t, file, "[gpu." + id + "]");
   if (auto e = r.unknown_keys({"name", "memory_gib", "memory_bw_gbs", "tflops", "match", "gemm_efficiency",
-                               "fp32_efficiency", "memory_efficiency"}))
+                               "fp32_efficiency", "memory_efficiency", "attention_efficiency", "gemm_half_gflop"}))
     return *e;
   GpuType g;
   g.id = id;
@@ -71,6 +71,8 @@ static Result<GpuType> parse_gpu(const std::string& id, const toml::table& t, co
   CRIUS_TRY_ASSIGN(g.gemm_efficiency, r.number("gemm_efficiency", 0, 1));
   CRIUS_TRY_ASSIGN(g.fp32_efficiency, r.number("fp32_efficiency", 0, 1));
   CRIUS_TRY_ASSIGN(g.memory_efficiency, r.number("memory_efficiency", 0, 1));
+  CRIUS_TRY_ASSIGN(g.attention_efficiency, r.number("attention_efficiency", 0, 10));
+  CRIUS_TRY_ASSIGN(g.gemm_half_gflop, r.number("gemm_half_gflop", 0, 1e6, false));
   const toml::node* tf = t.get("tflops");
   if (!tf) return r.missing("tflops");
   const toml::table* tt = tf->as_table();

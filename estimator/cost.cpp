@@ -228,7 +228,7 @@ LayerCost layer_cost(const Ctx& x, const Combo& k, const LayerKind& L, bool is_h
   const double rep_div = k.sp ? t : 1.0;
   const double bw = x.gpu.memory_bw_gbs * 1e9 * x.c.memory_efficiency;
   const double g = gemm_time(x, L.gemm_flops * b / t, L.gemm_calls);
-  const double a = gemm_time(x, L.attn_flops * b / t, 2);
+  const double a = gemm_time(x, L.attn_flops * b / t, 2) / x.c.attention_efficiency;
   const double mem = (L.mem_bytes_tp / t + L.mem_bytes_rep / rep_div) * b / bw;
   const double mem_attn = L.mem_bytes_attn / t * b / bw;
   const double fwd = (g + a + mem + mem_attn) * x.c.runtime_overhead;
@@ -392,6 +392,8 @@ CostConstants cost_constants(const GpuCatalog& catalog, const GpuType& gpu, Runt
   c.gemm_efficiency = s.gemm.value;
   c.fp32_efficiency = s.fp32.value;
   c.memory_efficiency = s.memory.value;
+  if (gpu.attention_efficiency > 0) c.attention_efficiency = gpu.attention_efficiency;
+  if (gpu.gemm_half_gflop >= 0) c.gemm_half_gflop = gpu.gemm_half_gflop;
   return c;
 }
 

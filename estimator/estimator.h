@@ -46,6 +46,8 @@ struct GpuType {
   double gemm_efficiency = 0;       // fp16/bf16 (tensor core) GEMMs
   double fp32_efficiency = 0;       // fp32 GEMMs and convolutions
   double memory_efficiency = 0;
+  double attention_efficiency = 0;  // attention cores' rate as a fraction of GEMMs' (0 = 1)
+  double gemm_half_gflop = -1;      // GEMM size reaching half the rate (-1 = the generic 2.0)
   // Peak TFLOP/s used for math in `d` (bf16 falls back to fp32 where the GPU lacks
   // it; fp32 is plain fp32: the measured fp32 runs did not use TF32; fp64 is 0
   // where the catalogue gives no fp64 rate).
@@ -266,6 +268,7 @@ struct CostConstants {
   double fp32_efficiency = 0.6;     // the same for fp32 math (GA10x's dual-issue peak is rarely reached)
   double gemm_half_gflop = 2.0;     // GEMM size (GFLOP per call) reaching half of it
   double memory_efficiency = 0.7;   // fraction of HBM bandwidth for memory-bound ops
+  double attention_efficiency = 1.0;  // attention cores (QK^T, softmax, AV) at this fraction of the GEMM rate
   double comm_efficiency = 0.7;     // fraction of link bandwidth collectives reach
   double runtime_overhead = 1.0;    // multiplier on compute of the runtime profile
   double inter_node_factor = 1.0;   // multiplier on collectives that cross nodes (runtime profile)

@@ -59,6 +59,17 @@ ifeq ($(HAVE_CUDA),1)
 $(B)/bin/crius-train: EXTRA_LIBS += $(CUDA_LIBS)
 endif
 
+# crius-profile: measures this machine for the estimator (CPU path: crius-train's kernels, MPI).
+PROFILE_OBJS := $(B)/launcher/train/profile_main.o $(B)/launcher/train/model.o $(B)/launcher/train/predict.o
+$(B)/launcher/train/profile_main.o: EXTRA_CPPFLAGS += $(MPI_CFLAGS) -DOMPI_SKIP_MPICXX=1
+PROGRAMS += $(B)/bin/crius-profile
+$(B)/bin/crius-profile: $(PROFILE_OBJS) $(RUNTIME_LIB) $(LAUNCH_LIB) $(LIBCRIUS)
+	$(LINK_PROGRAM)
+$(B)/bin/crius-profile: EXTRA_LIBS += $(RUNTIME_LINK_LIBS)
+ifeq ($(HAVE_CUDA),1)
+$(B)/bin/crius-profile: EXTRA_LIBS += $(CUDA_LIBS)
+endif
+
 # Test helper: prints the rank's view of the environment and its MPI groups.
 TEST_PROGRAMS += $(B)/tests/mpi/crius-rankinfo
 $(B)/tests/mpi/rankinfo.o: EXTRA_CPPFLAGS += $(MPI_CFLAGS) -DOMPI_SKIP_MPICXX=1
@@ -78,4 +89,4 @@ $(B)/tests/mpi/crius-train-allplans: $(B)/tests/mpi/train_all_plans.o $(B)/launc
 $(B)/tests/mpi/crius-train-allplans: EXTRA_LIBS += $(RUNTIME_LINK_LIBS)
 
 UNIT_TEST_ARCHIVES += $(LAUNCH_LIB)
-MANPAGES += man/crius-launch.1 man/crius-train.1
+MANPAGES += man/crius-launch.1 man/crius-train.1 man/crius-profile.1

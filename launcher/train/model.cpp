@@ -191,6 +191,15 @@ class Engine : public Trainer {
 
   Result<void> setup();
   double step(long long index) override;
+  StepTimes timed_step(long long index) override {
+    m_attention_s = 0;
+    m_time_attention = true;
+    const double t0 = MPI_Wtime();
+    step(index);
+    const StepTimes t{MPI_Wtime() - t0, m_attention_s};
+    m_time_attention = false;
+    return t;
+  }
   Result<void> save(const std::string& path, long long next_step) override;
   Result<long long> load(const std::string& path) override;
   double max_param_diff(const Trainer& ref) const override;
@@ -239,6 +248,12 @@ class Engine : public Trainer {
   std::deque<std::vector<T>> m_send_bufs;
   std::vector<MPI_Request> m_send_reqs;
   double m_loss_sum = 0;
+  bool m_time_attention = false;
+  double m_attention_s = 0;
+  double clock() const { return m_time_attention ? MPI_Wtime() : 0; }
+  void add_attention(double t0) {
+    if (m_time_attention) m_attention_s += MPI_Wtime() - t0;
+  }
 };
 
 template <typename T>
@@ -385,6 +400,7 @@ void Engine<T>::layer_forward(const Layer<T>& L, const std::vector<T>& x, LayerC
   c.p.assign(static_cast<size_t>(ns) * nhl * T_ * T_, T(0));
   c.o.assign(static_cast<size_t>(n) * hl, T(0));
   const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hd)));
+  const double t_attn = clock();
   for (int s = 0; s < ns; ++s)
     for (int j = 0; j < nhl; ++j) {
       T* P = &c.p[(static_cast<size_t>(s) * nhl + j) * T_ * T_];
@@ -407,6 +423,7 @@ void Engine<T>::layer_forward(const Layer<T>& L, const std::vector<T>& x, LayerC
         }
       }
     }
+  add_attention(t_attn);
   std::vector<T> y(static_cast<size_t>(n) * h, T(0));
   m_be.gemm(false, false, n, h, hl, c.o.data(), L.wo->w.data(), T(0), y.data());
   if (m_tp > 1) m_be.allreduce(y.data(), y.size(), m_rt.tp_comm(), 0);
@@ -453,6 +470,7 @@ void Engine<T>::layer_backward(const Layer<T>& L, LayerCache<T>& c, std::vector<
   std::vector<T> dq(dO.size(), T(0)), dk(dO.size(), T(0)), dv(dO.size(), T(0));
   const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hd)));
   std::vector<T> dP(static_cast<size_t>(T_) * T_);
+  const double t_attn = clock();
   for (int s = 0; s < ns; ++s)
     for (int j = 0; j < nhl; ++j) {
       const T* P = &c.p[(static_cast<size_t>(s) * nhl + j) * T_ * T_];
@@ -476,6 +494,7 @@ void Engine<T>::layer_backward(const Layer<T>& L, LayerCache<T>& c, std::vector<
         }
       }
     }
+  add_attention(t_attn);
   std::vector<T> dxa(static_cast<size_t>(n) * h, T(0));
   for (auto [w, b, d] : {std::tuple{L.wq, L.bq, &dq}, std::tuple{L.wk, L.bk, &dk}, std::tuple{L.wv, L.bv, &dv}}) {
     m_be.gemm(true, false, h, hl, n, c.xn.data(), d->data(), T(1), w->g.data());

@@ -59,6 +59,12 @@ class Trainer {
   virtual double grad_norm() const = 0;
   virtual long long samples_per_step() const = 0;
   virtual size_t local_params() const = 0;
+  // step() timed: its wall seconds and those of the attention cores (QK^T, softmax, AV and
+  // their gradients), for crius-profile's calibration.
+  struct StepTimes {
+    double total_s = 0, attention_s = 0;
+  };
+  virtual StepTimes timed_step(long long index) = 0;
 };
 
 // dtype: "fp64" or "fp32". samples: samples per micro-batch (the whole pipeline's,

@@ -121,8 +121,98 @@ MachineProfile measure_profile(Backend& backend, const std::string& dtype, const
                          : measure<double>(backend, model, rows, tp, world);
 }
 
+namespace {
+
+// The measured rates are what this machine reaches: no efficiency on top.
+est::CostConstants measured_constants() {
+  est::CostConstants c;
+  c.gemm_efficiency = c.fp32_efficiency = c.memory_efficiency = c.comm_efficiency = 1.0;
+  c.attention_efficiency = 1.0;
+  c.gemm_half_gflop = 0;
+  c.workspace_gib = 0;
+  c.memory_usable = 1.0;
+  return c;
+}
+
+Result<est::Estimate> estimate_with(const MachineProfile& prof, const ModelConfig& mc, const std::string& dtype,
+                                    const Plan& plan, int samples, const est::CostConstants& c,
+                                    std::shared_ptr<const est::CommTable> comm);
+
+}  // namespace
+
 Result<est::Estimate> predict(const MachineProfile& prof, const ModelConfig& mc, const std::string& dtype,
-                              const Plan& plan, int samples) {
+                              const Plan& plan, int samples, const Calibration* cal) {
+  est::CostConstants c = measured_constants();
+  if (cal) {
+    c.attention_efficiency = cal->attention_efficiency;
+    c.memory_efficiency = cal->memory_efficiency;
+  }
+  return estimate_with(prof, mc, dtype, plan, samples, c, cal ? cal->comm : nullptr);
+}
+
+Result<StepFit> fit_step(const MachineProfile& prof, const ModelConfig& mc, const std::string& dtype, const Plan& plan,
+                         int samples, const StepSplit& split) {
+  // The estimator's one-rank step is G/r + A/(r ae) + M/me for GEMM rate r: G, A and M
+  // come from three evaluations at the profile's rate.
+  auto cost = [&](double ae, double me) -> Result<double> {
+    est::CostConstants c = measured_constants();
+    c.attention_efficiency = ae;
+    c.memory_efficiency = me;
+    auto e = estimate_with(prof, mc, dtype, plan, samples, c, nullptr);
+    if (!e) return make_error(e.error());
+    return e->iter_time_s;
+  };
+  auto base = cost(1, 1), half_attention = cost(0.5, 1), half_memory = cost(1, 0.5);
+  if (!base) return make_error(base.error());
+  if (!half_attention || !half_memory) return make_error("the estimator did not cost the step");
+  const double A = *half_attention - *base, M = *half_memory - *base, G = *base - A - M;
+  const double rest = split.total_s - split.gemm_s - split.attention_s;
+  if (!(G > 0 && A > 0 && M > 0 && split.gemm_s > 0 && split.attention_s > 0 && rest > 0))
+    return make_error("cannot fit: estimated GEMM/attention/other " + std::to_string(G) + "/" + std::to_string(A) +
+                      "/" + std::to_string(M) + " s, measured " + std::to_string(split.gemm_s) + "/" +
+                      std::to_string(split.attention_s) + "/" + std::to_string(rest) + " s");
+  StepFit f;
+  const double scale = G / split.gemm_s;  // the measured GEMM rate over the profile's
+  f.gemm_gflops = prof.gemm_gflops * scale;
+  f.attention_efficiency = std::min(10.0, A / scale / split.attention_s);
+  f.memory_efficiency = std::min(1.0, M / rest);
+  f.estimated_before_s = *base;
+  MachineProfile fitted = prof;
+  fitted.gemm_gflops = f.gemm_gflops;
+  est::CostConstants c = measured_constants();
+  c.attention_efficiency = f.attention_efficiency;
+  c.memory_efficiency = f.memory_efficiency;
+  auto after = estimate_with(fitted, mc, dtype, plan, samples, c, nullptr);
+  if (!after) return make_error(after.error());
+  f.estimated_after_s = after->iter_time_s;
+  return f;
+}
+
+Result<Calibration> load_calibration(const std::string& path) {
+  auto cat = est::GpuCatalog::load(path);
+  if (!cat) return make_error(cat.error());
+  if (cat->types().size() != 1) return make_error(path + ": a calibration holds exactly one [gpu.<id>] table");
+  const est::GpuType& g = cat->types().front();
+  Calibration c;
+  c.source = path;
+  if (g.attention_efficiency > 0) c.attention_efficiency = g.attention_efficiency;
+  if (g.memory_efficiency > 0) c.memory_efficiency = g.memory_efficiency;
+  std::string csv = path;
+  if (csv.size() > 5 && csv.compare(csv.size() - 5, 5, ".toml") == 0) csv.replace(csv.size() - 5, 5, ".csv");
+  else csv += ".csv";
+  if (access(csv.c_str(), F_OK) == 0) {
+    auto t = est::CommTable::load(csv);
+    if (!t) return make_error(t.error());
+    c.comm = std::make_shared<const est::CommTable>(std::move(*t));
+  }
+  return c;
+}
+
+namespace {
+
+Result<est::Estimate> estimate_with(const MachineProfile& prof, const ModelConfig& mc, const std::string& dtype,
+                                    const Plan& plan, int samples, const est::CostConstants& c,
+                                    std::shared_ptr<const est::CommTable> comm) {
   if (!plan.uniform()) return make_error("the estimator costs stages of one shape; this plan's stages differ");
   const int S = plan.pp(), dp = plan.stages[0].dp;
   if (samples % dp != 0)
@@ -145,6 +235,7 @@ Result<est::Estimate> predict(const MachineProfile& prof, const ModelConfig& mc,
   part.intra_node_bw_gbs = prof.allreduce_gbs;
   part.inter_node_bw_gbs = prof.allreduce_gbs;
   part.inter_node_latency_us = prof.latency_us;
+  part.comm = std::move(comm);
   cluster.partitions.push_back(part);
 
   est::Request req;
@@ -175,12 +266,6 @@ Result<est::Estimate> predict(const MachineProfile& prof, const ModelConfig& mc,
   p.zero = 0;
   p.runtime = est::Runtime::megatron;
 
-  // The measured rates are what this machine reaches: no efficiency on top.
-  est::CostConstants c;
-  c.gemm_efficiency = c.fp32_efficiency = c.memory_efficiency = c.comm_efficiency = 1.0;
-  c.gemm_half_gflop = 0;
-  c.workspace_gib = 0;
-  c.memory_usable = 1.0;
   est::SearchOptions opts;
   opts.constants = c;
   est::Cell cell{"cpu", "cpu", prof.nodes, prof.ranks_per_node, S};
@@ -188,5 +273,7 @@ Result<est::Estimate> predict(const MachineProfile& prof, const ModelConfig& mc,
   if (!e.feasible) return make_error(e.why);
   return e;
 }
+
+}  // namespace
 
 }  // namespace crius::launcher::train

@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <memory>
 #include <string>
 
 #include "estimator/estimator.h"
@@ -27,9 +28,36 @@ struct MachineProfile {
 MachineProfile measure_profile(Backend& backend, const std::string& dtype, const ModelConfig& model, int rows, int tp,
                                MPI_Comm world);
 
+// What crius-profile(1) measured on a machine, as the estimator uses it: the efficiency of
+// attention cores (against the GEMM rate) and of memory-bound work (against the triad), and
+// the measured collectives (null: bandwidth and latency of the start-up profile).
+struct Calibration {
+  double attention_efficiency = 1, memory_efficiency = 1;
+  std::shared_ptr<const estimator::CommTable> comm;
+  std::string source;  // the file
+};
+// FILE is crius-profile's catalogue entry (TOML, one [gpu.<id>]); its collective table, FILE
+// with .csv for .toml, is read when it exists.
+Result<Calibration> load_calibration(const std::string& path);
+
 // The estimator's cost of `plan` for crius-train's model on the profile (runtime
-// profile megatron, no recompute); an error says why there is none.
+// profile megatron, no recompute); an error says why there is none. With a calibration,
+// its efficiencies and collectives apply on top of the profile's rates.
 Result<estimator::Estimate> predict(const MachineProfile& profile, const ModelConfig& model, const std::string& dtype,
-                                    const Plan& plan, int samples);
+                                    const Plan& plan, int samples, const Calibration* calibration = nullptr);
+
+// One rank's step of crius-train's model, split by where the time went.
+struct StepSplit {
+  double total_s = 0, gemm_s = 0, attention_s = 0;
+};
+// crius-profile's fit: the GEMM rate (GFLOP/s) and the attention and memory efficiencies with
+// which the estimator's cost of that one-rank step (`plan`, one stage of one GPU) has its GEMM,
+// attention and remaining time equal to `split`'s.
+struct StepFit {
+  double gemm_gflops = 0, attention_efficiency = 0, memory_efficiency = 0;
+  double estimated_before_s = 0, estimated_after_s = 0;  // the step, on the profile alone and fitted
+};
+Result<StepFit> fit_step(const MachineProfile& profile, const ModelConfig& model, const std::string& dtype,
+                         const Plan& plan, int samples, const StepSplit& split);
 
 }  // namespace crius::launcher::train

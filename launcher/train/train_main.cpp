@@ -163,6 +163,10 @@ int main(int argc, char** argv) {
   app.add_flag("--resume", resume, "continue from the checkpoint in --checkpoint-dir when there is one");
   app.add_option("--report", report, "write a JSON report (rank 0)");
   app.add_flag("--no-estimate", no_estimate, "skip measuring this machine and the estimator's prediction");
+  std::string calibration_file;
+  app.add_option("--calibration", calibration_file,
+                 "crius-profile's calibration of this machine (FILE.toml, and FILE.csv beside it): its "
+                 "efficiencies and collectives apply to the estimate");
   app.add_flag("-q,--quiet", quiet, "no per-iteration lines");
   app.add_flag("--emulate", emulate_only, "run no model: each iteration lasts the job's estimated iteration time");
   app.add_option("--iter-time", iter_time, "--emulate: seconds per iteration (default: $CRIUS_EST_ITER_S)")
@@ -243,6 +247,8 @@ int main(int argc, char** argv) {
   // The estimator's prediction for this plan on a profile of this machine,
   // measured now by all ranks at once (CPU backend only).
   std::optional<tr::MachineProfile> profile;
+  std::optional<tr::Calibration> calibration;
+  double uncalibrated_s = 0;  // the estimate without the calibration, for comparison
   crius::Result<crius::estimator::Estimate> predicted = crius::make_error("not computed");
   if (no_estimate) {
     predicted = crius::make_error("--no-estimate");
@@ -251,7 +257,14 @@ int main(int argc, char** argv) {
   } else {
     const int rows = samples / plan.stages[0].dp * mc.seq;
     profile = tr::measure_profile(*backend, dtype, mc, rows, plan.stages[0].tp, MPI_COMM_WORLD);
-    predicted = tr::predict(*profile, mc, dtype, plan, samples);
+    if (!calibration_file.empty()) {
+      auto cal = tr::load_calibration(calibration_file);
+      if (!cal) return err("--calibration: " + cal.error(), 2);
+      calibration = std::move(*cal);
+    }
+    predicted = tr::predict(*profile, mc, dtype, plan, samples, calibration ? &*calibration : nullptr);
+    if (calibration)
+      if (auto plain = tr::predict(*profile, mc, dtype, plan, samples)) uncalibrated_s = plain->iter_time_s;
   }
   const std::string ckpt = checkpoint_dir.empty() ? "" : checkpoint_dir + "/crius-train.ckpt";
   if (!checkpoint_dir.empty() && wr == 0) mkdir(checkpoint_dir.c_str(), 0755);
@@ -344,6 +357,11 @@ int main(int argc, char** argv) {
                   "GFLOP/s and memory %.2f GB/s per rank, all-reduce %.2f GB/s, latency %.1f us)",
                   predicted->iter_time_s, profile->gemm_gflops, profile->memory_gbs, profile->allreduce_gbs,
                   profile->latency_us);
+      if (calibration)
+        std::printf(" calibrated by %s (attention %.3g, memory %.3g%s)", calibration->source.c_str(),
+                    calibration->attention_efficiency, calibration->memory_efficiency,
+                    calibration->comm ? ", measured collectives" : "");
+      if (calibration && uncalibrated_s > 0) std::printf(", %.6f s uncalibrated", uncalibrated_s);
       if (median > 0) std::printf("; measured/estimated %.2f", median / predicted->iter_time_s);
       std::printf("\n");
     } else if (!no_estimate) {
@@ -370,6 +388,12 @@ int main(int argc, char** argv) {
                          {"profile", {{"gemm_gflops", profile->gemm_gflops}, {"memory_gbs", profile->memory_gbs},
                                       {"allreduce_gbs", profile->allreduce_gbs}, {"latency_us", profile->latency_us},
                                       {"nodes", profile->nodes}, {"ranks_per_node", profile->ranks_per_node}}}};
+        if (calibration)
+          j["estimate"]["calibration"] = {{"file", calibration->source},
+                                          {"attention_efficiency", calibration->attention_efficiency},
+                                          {"memory_efficiency", calibration->memory_efficiency},
+                                          {"collectives", calibration->comm != nullptr},
+                                          {"uncalibrated_iter_time_s", uncalibrated_s}};
       } else {
         j["estimate_error"] = predicted ? std::string("no profile") : predicted.error();
       }

@@ -1,0 +1,335 @@
+// crius-profile: measures this machine the way the estimator costs it, fits the estimator's
+// constants for it, and writes a calibration: a GPU catalogue entry and a collective table
+// (crius-profile(1)). CPU path: crius-train's own kernels and MPI.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "common/util.h"
+#include "launcher/runtime.h"
+#include "launcher/train/model.h"
+#include "launcher/train/predict.h"
+
+namespace cl = crius::launcher;
+namespace tr = crius::launcher::train;
+
+namespace {
+
+// A backend that counts the seconds spent in GEMMs.
+struct TimingBackend : tr::Backend {
+  explicit TimingBackend(tr::Backend& inner) : m_inner(inner) {}
+  void gemm(bool ta, bool tb, int m, int n, int k, const double* a, const double* b, double beta, double* c) override {
+    const double t0 = MPI_Wtime();
+    m_inner.gemm(ta, tb, m, n, k, a, b, beta, c);
+    gemm_s += MPI_Wtime() - t0;
+  }
+  void gemm(bool ta, bool tb, int m, int n, int k, const float* a, const float* b, float beta, float* c) override {
+    const double t0 = MPI_Wtime();
+    m_inner.gemm(ta, tb, m, n, k, a, b, beta, c);
+    gemm_s += MPI_Wtime() - t0;
+  }
+  void allreduce(double* buf, size_t n, MPI_Comm comm, int group) override { m_inner.allreduce(buf, n, comm, group); }
+  void allreduce(float* buf, size_t n, MPI_Comm comm, int group) override { m_inner.allreduce(buf, n, comm, group); }
+  std::string name() const override { return m_inner.name(); }
+  double gemm_s = 0;
+
+ private:
+  tr::Backend& m_inner;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+double mean_over(MPI_Comm comm, double v) {
+  int n = 1;
+  MPI_Comm_size(comm, &n);
+  double sum = 0;
+  MPI_Allreduce(&v, &sum, 1, MPI_DOUBLE, MPI_SUM, comm);
+  return sum / n;
+}
+
+struct DtypeResult {
+  std::string dtype;
+  tr::StepSplit split;
+  tr::StepFit fit;
+  tr::MachineProfile profile;
+};
+
+// Every rank runs a one-rank step of the model at the same time (so that ranks sharing cores
+// see it), GEMMs and attention timed; the figures are the medians, averaged over ranks.
+crius::Result<DtypeResult> measure_dtype(const std::string& dtype, const tr::ModelConfig& mc, int samples, int steps) {
+  cl::Plan one;
+  one.stages.push_back(cl::StagePlan{0, 0, 1, 1});
+  one.micro_batches = 1;
+  one.micro_batch_size = samples;
+  one.schedule = crius::estimator::Schedule{crius::estimator::Schedule::Kind::gpipe, 1};
+  auto rt = cl::Runtime::init(MPI_COMM_SELF, one);
+  if (!rt) return crius::make_error(rt.error());
+  auto cpu = tr::cpu_backend();
+  TimingBackend timing(*cpu);
+  auto trainer = tr::make_trainer(dtype, mc, **rt, samples, 1e-3, timing);
+  if (!trainer) return crius::make_error(trainer.error());
+  std::vector<double> total, gemm, attention;
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int i = -1; i < steps; ++i) {  // one warm-up step
+    timing.gemm_s = 0;
+    const tr::Trainer::StepTimes t = (*trainer)->timed_step(i + 1);
+    if (i < 0) continue;
+    total.push_back(t.total_s);
+    gemm.push_back(timing.gemm_s);
+    attention.push_back(t.attention_s);
+  }
+  DtypeResult r;
+  r.dtype = dtype;
+  r.split.total_s = mean_over(MPI_COMM_WORLD, median(total));
+  r.split.gemm_s = mean_over(MPI_COMM_WORLD, median(gemm));
+  r.split.attention_s = mean_over(MPI_COMM_WORLD, median(attention));
+  r.profile = tr::measure_profile(*cpu, dtype, mc, samples * mc.seq, 1, MPI_COMM_WORLD);
+  tr::MachineProfile single = r.profile;  // the fit costs the one-rank step
+  single.nodes = single.ranks_per_node = 1;
+  auto fit = tr::fit_step(single, mc, dtype, one, samples, r.split);
+  if (!fit) return crius::make_error(dtype + ": " + fit.error());
+  r.fit = *fit;
+  return r;
+}
+
+struct CommRow {
+  std::string op;
+  int group = 0, nodes_per_group = 1;
+  double bytes = 0, time_s = 0;
+};
+
+// All-reduce, all-gather and reduce-scatter over groups of 2, 4, ... consecutive ranks (every
+// group at once, as the estimator's tables are measured), and send between rank pairs, for
+// message sizes from 8 bytes to `max_bytes`, x4 apart. Times are the slowest rank's.
+std::vector<CommRow> measure_collectives(double max_bytes, int ranks_per_node, bool progress) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::vector<CommRow> rows;
+  std::vector<float> a(static_cast<size_t>(max_bytes / 4) + 16, 1.0f), b(a.size(), 0.0f);
+  for (int g = 2; g <= size; g *= 2) {
+    if (size % g != 0) continue;
+    MPI_Comm comm;
+    MPI_Comm_split(MPI_COMM_WORLD, rank / g, rank, &comm);
+    const int nodes_per_group = std::max(1, (g + ranks_per_node - 1) / ranks_per_node);
+    for (const char* op : {"all-reduce", "all-gather", "reduce-scatter", "send"}) {
+      if (progress) std::fprintf(stderr, "crius-profile: %s over groups of %d ranks\n", op, g);
+      const bool send = std::string(op) == "send";
+      if (send && g != 2) continue;
+      for (double bytes = 8; bytes <= max_bytes; bytes *= 4) {
+        const int count = static_cast<int>(bytes / 4);
+        const int part = std::max(1, count / g);
+        auto run = [&] {
+          if (std::string(op) == "all-reduce") {
+            MPI_Allreduce(a.data(), b.data(), count, MPI_FLOAT, MPI_SUM, comm);
+          } else if (std::string(op) == "all-gather") {
+            MPI_Allgather(a.data(), part, MPI_FLOAT, b.data(), part, MPI_FLOAT, comm);
+          } else if (std::string(op) == "reduce-scatter") {
+            MPI_Reduce_scatter_block(a.data(), b.data(), part, MPI_FLOAT, MPI_SUM, comm);
+          } else {
+            int me = 0;
+            MPI_Comm_rank(comm, &me);
+            if (me == 0) MPI_Send(a.data(), count, MPI_FLOAT, 1, 7, comm);
+            else MPI_Recv(b.data(), count, MPI_FLOAT, 0, 7, comm, MPI_STATUS_IGNORE);
+          }
+        };
+        // Fixed counts: every rank makes the same calls. About 20 ms of data per size.
+        const int reps = static_cast<int>(std::clamp(2e7 / bytes, 3.0, 200.0));
+        run();
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double t0 = MPI_Wtime();
+        for (int i = 0; i < reps; ++i) run();
+        double t = (MPI_Wtime() - t0) / reps;
+        MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        const double recorded = send ? bytes : (std::string(op) == "all-reduce" ? bytes : static_cast<double>(part) * g * 4);
+        rows.push_back({op, g, nodes_per_group, recorded, t});
+      }
+    }
+    MPI_Comm_free(&comm);
+  }
+  return rows;
+}
+
+std::string host_name() {
+  char h[256] = {};
+  gethostname(h, sizeof h - 1);
+  return h;
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&t));
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"crius-profile: measure this machine for the crius estimator and write a calibration "
+               "(crius-profile(1))"};
+  std::string out = "crius-calibration.toml", gpu_id = "cpu", name;
+  std::vector<std::string> dtypes = {"fp64", "fp32"};
+  tr::ModelConfig mc;
+  mc.hidden = 128;
+  mc.ffn = 512;
+  mc.heads = 8;
+  mc.seq = 64;
+  mc.layers = 4;
+  int samples = 8, steps = 5;
+  double max_mib = 16;
+  bool quiet = false, check = false;
+  app.add_option("--out", out, "the calibration to write: a GPU catalogue entry (TOML) and, with more than one "
+                               "rank, its collective table beside it (.csv for .toml)");
+  app.add_option("--gpu-type", gpu_id, "the catalogue id of the entry (default cpu)");
+  app.add_option("--name", name, "its display name (default: this host, as measured)");
+  app.add_option("--dtype", dtypes, "math types to measure: fp64 and/or fp32 (default both)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"fp64", "fp32"}));
+  app.add_option("--hidden", mc.hidden, "the model measured: hidden size (128)")->check(CLI::Range(8, 1 << 16));
+  app.add_option("--ffn", mc.ffn, "MLP size (512)")->check(CLI::Range(8, 1 << 18));
+  app.add_option("--heads", mc.heads, "attention heads (8)")->check(CLI::Range(1, 1024));
+  app.add_option("--seq", mc.seq, "sequence length (64)")->check(CLI::Range(2, 1 << 16));
+  app.add_option("--layers", mc.layers, "layers (4)")->check(CLI::Range(1, 1024));
+  app.add_option("--samples", samples, "samples per step (8)")->check(CLI::Range(1, 1 << 16));
+  app.add_option("--steps", steps, "timed steps per math type, after one warm-up (5)")->check(CLI::Range(1, 1000));
+  app.add_option("--max-mib", max_mib, "largest collective message, MiB (16)")->check(CLI::Range(0.001, 1024.0));
+  app.add_flag("--check", check, "print the measured step next to the estimate before and after calibration");
+  app.add_flag("-q,--quiet", quiet, "no progress lines");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "crius-profile: %s\n", e.what());
+    return 2;
+  }
+  if (mc.hidden % mc.heads != 0) {
+    std::fprintf(stderr, "crius-profile: --hidden %d is not a multiple of --heads %d\n", mc.hidden, mc.heads);
+    return 2;
+  }
+  {
+    std::ofstream probe(out, std::ios::app);
+    if (!probe) {
+      std::fprintf(stderr, "crius-profile: --out %s: cannot write\n", out.c_str());
+      return 1;
+    }
+  }
+
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const bool progress = rank == 0 && !quiet;
+  std::vector<DtypeResult> results;
+  for (size_t i = 0; i < dtypes.size(); ++i) {
+    if (progress)
+      std::fprintf(stderr, "crius-profile: [%zu/%zu] %s: %d one-rank steps of the model on each of %d ranks at once\n",
+                   i + 1, dtypes.size() + (size > 1), dtypes[i].c_str(), steps, size);
+    auto r = measure_dtype(dtypes[i], mc, samples, steps);
+    if (!r) {
+      if (rank == 0) std::fprintf(stderr, "crius-profile: %s\n", r.error().c_str());
+      MPI_Finalize();
+      return 1;
+    }
+    results.push_back(std::move(*r));
+  }
+  std::vector<CommRow> comm;
+  const tr::MachineProfile& prof = results.front().profile;
+  if (size > 1) {
+    if (progress)
+      std::fprintf(stderr, "crius-profile: [%zu/%zu] collectives over %d ranks (%d per node), up to %g MiB\n",
+                   dtypes.size() + 1, dtypes.size() + 1, size, prof.ranks_per_node, max_mib);
+    comm = measure_collectives(max_mib * 1024 * 1024, prof.ranks_per_node, progress);
+  }
+
+  int rc = 0;
+  if (rank == 0) {
+    auto rate = [&](const std::string& d) {
+      for (const auto& r : results)
+        if (r.dtype == d) return r.fit.gemm_gflops / 1e3;
+      return results.front().fit.gemm_gflops / 1e3;
+    };
+    double ae = 0, me = 0;
+    for (const auto& r : results) {
+      ae += r.fit.attention_efficiency / static_cast<double>(results.size());
+      me += r.fit.memory_efficiency / static_cast<double>(results.size());
+    }
+    std::ostringstream t;
+    t << "# Calibration written by crius-profile on " << host_name() << " at " << utc_now() << ":\n"
+      << "# " << size << " ranks (" << prof.ranks_per_node << " per node) measured at once, crius-train's model with "
+      << "hidden " << mc.hidden << ", ffn " << mc.ffn << ", heads " << mc.heads << ", seq " << mc.seq << ", "
+      << mc.layers << " layers, " << samples << " samples per step (crius-profile(1)).\n";
+    for (const auto& r : results) {
+      const auto& s = r.split;
+      t << "# " << r.dtype << ": step " << crius::util::fmt(s.total_s) << " s (GEMMs " << crius::util::fmt(s.gemm_s)
+        << ", attention " << crius::util::fmt(s.attention_s) << ", other "
+        << crius::util::fmt(s.total_s - s.gemm_s - s.attention_s) << "); estimated "
+        << crius::util::fmt(r.fit.estimated_before_s) << " s on the measured rates alone, "
+        << crius::util::fmt(r.fit.estimated_after_s) << " s calibrated; fitted GEMM "
+        << crius::util::fmt(r.fit.gemm_gflops) << " GFLOP/s (the layer's GEMMs alone: "
+        << crius::util::fmt(r.profile.gemm_gflops) << "), attention efficiency "
+        << crius::util::fmt(r.fit.attention_efficiency, 3) << ", memory efficiency "
+        << crius::util::fmt(r.fit.memory_efficiency, 3) << "\n";
+    }
+    t << "# There is no half-precision math on the CPU path: fp16 repeats the fp32 rate.\n"
+      << "[gpu." << gpu_id << "]\n"
+      << "name = \"" << (name.empty() ? host_name() + " (crius-profile)" : name) << "\"\n"
+      << "memory_gib = " << crius::util::fmt(prof.memory_gib, 6) << "\n"
+      << "memory_bw_gbs = " << crius::util::fmt(prof.memory_gbs, 6) << "\n"
+      << "tflops = { fp16 = " << crius::util::fmt(rate("fp32"), 6) << ", fp32 = " << crius::util::fmt(rate("fp32"), 6)
+      << ", fp64 = " << crius::util::fmt(rate("fp64"), 6) << " }\n"
+      << "gemm_efficiency = 1.0\nfp32_efficiency = 1.0\ngemm_half_gflop = 0.0\n"
+      << "attention_efficiency = " << crius::util::fmt(ae, 4) << "\n"
+      << "memory_efficiency = " << crius::util::fmt(me, 4) << "\n";
+    std::ofstream f(out);
+    f << t.str();
+    if (!f) {
+      std::fprintf(stderr, "crius-profile: %s: cannot write\n", out.c_str());
+      rc = 1;
+    }
+    std::string csv = out;
+    if (csv.size() > 5 && csv.compare(csv.size() - 5, 5, ".toml") == 0) csv.replace(csv.size() - 5, 5, ".csv");
+    else csv += ".csv";
+    if (!comm.empty() && rc == 0) {
+      std::ofstream c(csv);
+      c << "op,nodes,gpus_per_node,group_size,nodes_per_group,bytes,time_s\n";
+      std::stable_sort(comm.begin(), comm.end(), [](const CommRow& a, const CommRow& b) {
+        return std::tie(a.op, a.group, a.nodes_per_group, a.bytes) < std::tie(b.op, b.group, b.nodes_per_group, b.bytes);
+      });
+      for (const auto& r : comm)
+        c << r.op << ',' << prof.nodes << ',' << prof.ranks_per_node << ',' << r.group << ',' << r.nodes_per_group << ','
+          << crius::util::fmt(r.bytes, 12) << ',' << crius::util::fmt(r.time_s, 6) << "\n";
+      if (!c) {
+        std::fprintf(stderr, "crius-profile: %s: cannot write\n", csv.c_str());
+        rc = 1;
+      }
+    }
+    if (rc == 0) {
+      std::printf("crius-profile: wrote %s%s\n", out.c_str(), comm.empty() ? "" : (" and " + csv).c_str());
+      if (check)
+        for (const auto& r : results)
+          std::printf("crius-profile: %s one-rank step: measured %.6f s; estimated %.6f s before calibration "
+                      "(measured/estimated %.2f), %.6f s after (%.2f)\n",
+                      r.dtype.c_str(), r.split.total_s, r.fit.estimated_before_s,
+                      r.split.total_s / r.fit.estimated_before_s, r.fit.estimated_after_s,
+                      r.split.total_s / r.fit.estimated_after_s);
+    }
+  }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return rc;
+}
