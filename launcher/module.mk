@@ -60,8 +60,15 @@ $(B)/bin/crius-train: EXTRA_LIBS += $(CUDA_LIBS)
 endif
 
 # crius-profile: measures this machine for the estimator (CPU path: crius-train's kernels, MPI).
-PROFILE_OBJS := $(B)/launcher/train/profile_main.o $(B)/launcher/train/model.o $(B)/launcher/train/predict.o
-$(B)/launcher/train/profile_main.o: EXTRA_CPPFLAGS += $(MPI_CFLAGS) -DOMPI_SKIP_MPICXX=1
+PROFILE_OBJS := $(B)/launcher/train/profile_main.o $(B)/launcher/train/profile_gpu.o $(B)/launcher/train/model.o \
+  $(B)/launcher/train/predict.o
+$(B)/launcher/train/profile_main.o $(B)/launcher/train/profile_gpu.o: EXTRA_CPPFLAGS += $(MPI_CFLAGS) -DOMPI_SKIP_MPICXX=1
+ifeq ($(HAVE_CUDA),1)
+$(B)/launcher/train/profile_gpu.o: EXTRA_CPPFLAGS += -DCRIUS_HAVE_CUDA=1 $(CUDA_CFLAGS)
+endif
+ifeq ($(HAVE_NCCL),1)
+$(B)/launcher/train/profile_gpu.o: EXTRA_CPPFLAGS += -DCRIUS_HAVE_NCCL=1 $(NCCL_CFLAGS)
+endif
 PROGRAMS += $(B)/bin/crius-profile
 $(B)/bin/crius-profile: $(PROFILE_OBJS) $(RUNTIME_LIB) $(LAUNCH_LIB) $(LIBCRIUS)
 	$(LINK_PROGRAM)

@@ -18,7 +18,9 @@
 #include "common/util.h"
 #include "launcher/runtime.h"
 #include "launcher/train/model.h"
+#include "estimator/estimator.h"
 #include "launcher/train/predict.h"
+#include "launcher/train/profile_gpu.h"
 
 namespace cl = crius::launcher;
 namespace tr = crius::launcher::train;
@@ -176,13 +178,94 @@ std::string utc_now() {
   return buf;
 }
 
+// The GPU path: this rank's GPU measured with cuBLAS, the collectives with NCCL; the entry
+// keeps the catalogue's datasheet figures where the device is a known type and sets the
+// efficiencies to what was measured against them, else holds the measured rates.
+int profile_gpu(const std::vector<std::string>& dtypes, const std::vector<int>& hidden, int tokens, double max_bytes,
+                const std::string& out, const std::string& gpu_id_opt, const std::string& catalog_path, bool progress,
+                int rank) {
+  if (progress) std::fprintf(stderr, "crius-profile: [1/2] GEMMs and memory on each rank's GPU\n");
+  auto m = tr::measure_gpu(dtypes, hidden, tokens, MPI_COMM_WORLD);
+  if (!m) {
+    if (rank == 0) std::fprintf(stderr, "crius-profile: --device gpu: %s\n", m.error().c_str());
+    return 1;
+  }
+  if (progress) std::fprintf(stderr, "crius-profile: [2/2] NCCL collectives\n");
+  auto comm = tr::measure_gpu_collectives(max_bytes, MPI_COMM_WORLD);
+  if (!comm && progress) std::fprintf(stderr, "crius-profile: no collective table: %s\n", comm.error().c_str());
+  if (rank != 0) return 0;
+  auto best = [&](const std::string& d) {
+    double r = 0;
+    for (const auto& p : m->gemm)
+      if (p.dtype == d) r = std::max(r, p.tflops);
+    return r;
+  };
+  const crius::estimator::GpuType* known = nullptr;
+  auto catalog = crius::estimator::GpuCatalog::load(catalog_path);
+  if (catalog)
+    if (auto id = catalog->match_name(m->device)) known = catalog->find(*id);
+  const std::string id = !gpu_id_opt.empty() ? gpu_id_opt : known ? known->id : "gpu";
+  std::ostringstream t;
+  t << "# Calibration written by crius-profile on " << host_name() << " at " << utc_now() << ": device '" << m->device
+    << "', " << (known ? "catalogue type " + known->id + " of " + catalog_path : std::string("not in the catalogue"))
+    << " (crius-profile(1)).\n";
+  for (const auto& p : m->gemm)
+    t << "# GEMM " << p.dtype << " " << p.m << " x " << p.n << " x " << p.k << ": " << crius::util::fmt(p.tflops)
+      << " TFLOP/s\n";
+  t << "# device-to-device copy: " << crius::util::fmt(m->memory_gbs) << " GB/s\n"
+    << "[gpu." << id << "]\n";
+  if (known) {
+    auto eff = [](double measured, double peak) { return peak > 0 ? std::clamp(measured / peak, 0.01, 1.0) : 1.0; };
+    const double half = std::max(best("fp16"), best("bf16"));
+    t << "name = \"" << known->name << "\"\nmemory_gib = " << crius::util::fmt(known->memory_gib, 6)
+      << "\nmemory_bw_gbs = " << crius::util::fmt(known->memory_bw_gbs, 6) << "\ntflops = { fp16 = "
+      << crius::util::fmt(known->tflops_fp16, 6) << ", fp32 = " << crius::util::fmt(known->tflops_fp32, 6);
+    if (known->tflops_bf16 > 0) t << ", bf16 = " << crius::util::fmt(known->tflops_bf16, 6);
+    if (known->tflops_tf32 > 0) t << ", tf32 = " << crius::util::fmt(known->tflops_tf32, 6);
+    if (known->tflops_fp64 > 0) t << ", fp64 = " << crius::util::fmt(known->tflops_fp64, 6);
+    t << " }\n";
+    if (half > 0) t << "gemm_efficiency = " << crius::util::fmt(eff(half, known->tflops_fp16), 4) << "\n";
+    if (best("fp32") > 0) t << "fp32_efficiency = " << crius::util::fmt(eff(best("fp32"), known->tflops_fp32), 4) << "\n";
+    t << "memory_efficiency = " << crius::util::fmt(eff(m->memory_gbs, known->memory_bw_gbs), 4) << "\n";
+  } else {
+    const double fp32 = best("fp32"), half = std::max(best("fp16"), best("bf16"));
+    t << "name = \"" << m->device << " (crius-profile)\"\nmemory_gib = " << crius::util::fmt(m->memory_gib, 6)
+      << "\nmemory_bw_gbs = " << crius::util::fmt(m->memory_gbs, 6) << "\ntflops = { fp16 = "
+      << crius::util::fmt(half > 0 ? half : fp32, 6) << ", fp32 = " << crius::util::fmt(fp32 > 0 ? fp32 : half, 6)
+      << " }\ngemm_efficiency = 1.0\nfp32_efficiency = 1.0\nmemory_efficiency = 1.0\n";
+  }
+  std::ofstream f(out);
+  f << t.str();
+  if (!f) {
+    std::fprintf(stderr, "crius-profile: %s: cannot write\n", out.c_str());
+    return 1;
+  }
+  std::string csv = out;
+  if (csv.size() > 5 && csv.compare(csv.size() - 5, 5, ".toml") == 0) csv.replace(csv.size() - 5, 5, ".csv");
+  else csv += ".csv";
+  if (comm && !comm->empty()) {
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    std::ofstream c(csv);
+    c << "op,nodes,gpus_per_node,group_size,nodes_per_group,bytes,time_s\n";
+    for (const auto& r : *comm)
+      c << r.op << ",1," << size << ',' << r.group << ",1," << crius::util::fmt(r.bytes, 12) << ','
+        << crius::util::fmt(r.time_s, 6) << "\n";
+  }
+  std::printf("crius-profile: wrote %s%s\n", out.c_str(), comm && !comm->empty() ? (" and " + csv).c_str() : "");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"crius-profile: measure this machine for the crius estimator and write a calibration "
                "(crius-profile(1))"};
   std::string out = "crius-calibration.toml", gpu_id = "cpu", name;
-  std::vector<std::string> dtypes = {"fp64", "fp32"};
+  std::vector<std::string> dtypes;
+  std::string device = "cpu", catalog_path = crius::estimator::default_config_dir() + "/gpus.toml";
+  std::vector<int> gpu_hidden = {1024, 2048, 4096, 8192};
+  int tokens = 4096;
   tr::ModelConfig mc;
   mc.hidden = 128;
   mc.ffn = 512;
@@ -196,9 +279,16 @@ int main(int argc, char** argv) {
                                "rank, its collective table beside it (.csv for .toml)");
   app.add_option("--gpu-type", gpu_id, "the catalogue id of the entry (default cpu)");
   app.add_option("--name", name, "its display name (default: this host, as measured)");
-  app.add_option("--dtype", dtypes, "math types to measure: fp64 and/or fp32 (default both)")
+  app.add_option("--device", device, "cpu (crius-train's kernels, MPI; the default) or gpu (cuBLAS, NCCL)")
+      ->check(CLI::IsMember({"cpu", "gpu"}));
+  app.add_option("--dtype", dtypes, "math types to measure: cpu fp64,fp32 (default both); gpu fp16,bf16,fp32 (default all)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"fp64", "fp32"}));
+      ->check(CLI::IsMember({"fp64", "fp32", "fp16", "bf16"}));
+  app.add_option("--gpu-hidden", gpu_hidden, "gpu: transformer widths whose GEMMs are timed (1024,2048,4096,8192)")
+      ->delimiter(',')
+      ->check(CLI::Range(64, 65536));
+  app.add_option("--tokens", tokens, "gpu: tokens per GEMM (4096)")->check(CLI::Range(64, 1 << 20));
+  app.add_option("--catalog", catalog_path, "gpu: the GPU catalogue whose datasheet figures the device is matched to");
   app.add_option("--hidden", mc.hidden, "the model measured: hidden size (128)")->check(CLI::Range(8, 1 << 16));
   app.add_option("--ffn", mc.ffn, "MLP size (512)")->check(CLI::Range(8, 1 << 18));
   app.add_option("--heads", mc.heads, "attention heads (8)")->check(CLI::Range(1, 1024));
@@ -217,6 +307,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "crius-profile: %s\n", e.what());
     return 2;
   }
+  if (dtypes.empty()) dtypes = device == "gpu" ? std::vector<std::string>{"fp16", "bf16", "fp32"}
+                                               : std::vector<std::string>{"fp64", "fp32"};
+  for (const std::string& d : dtypes)
+    if (device == "cpu" ? d != "fp64" && d != "fp32" : d == "fp64") {
+      std::fprintf(stderr, "crius-profile: --dtype %s is not measured on --device %s (cpu: fp64, fp32; gpu: fp16, "
+                   "bf16, fp32)\n", d.c_str(), device.c_str());
+      return 2;
+    }
+  if (device == "gpu" && !tr::gpu_path_built()) {
+    std::fprintf(stderr, "crius-profile: --device gpu: this crius-profile was built without CUDA (HAVE_CUDA=0)\n");
+    return 1;
+  }
   if (mc.hidden % mc.heads != 0) {
     std::fprintf(stderr, "crius-profile: --hidden %d is not a multiple of --heads %d\n", mc.hidden, mc.heads);
     return 2;
@@ -234,6 +336,13 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const bool progress = rank == 0 && !quiet;
+  if (device == "gpu") {
+    int rc = profile_gpu(dtypes, gpu_hidden, tokens, max_mib * 1024 * 1024, out, gpu_id == "cpu" ? "" : gpu_id,
+                         catalog_path, progress, rank);
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return rc;
+  }
   std::vector<DtypeResult> results;
   for (size_t i = 0; i < dtypes.size(); ++i) {
     if (progress)
