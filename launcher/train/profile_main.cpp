@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -128,9 +129,9 @@ std::vector<CommRow> measure_collectives(double max_bytes, int ranks_per_node, b
     MPI_Comm_split(MPI_COMM_WORLD, rank / g, rank, &comm);
     const int nodes_per_group = std::max(1, (g + ranks_per_node - 1) / ranks_per_node);
     for (const char* op : {"all-reduce", "all-gather", "reduce-scatter", "send"}) {
-      if (progress) std::fprintf(stderr, "crius-profile: %s over groups of %d ranks\n", op, g);
       const bool send = std::string(op) == "send";
       if (send && g != 2) continue;
+      if (progress) std::fprintf(stderr, "crius-profile: %s over groups of %d ranks\n", op, g);
       for (double bytes = 8; bytes <= max_bytes; bytes *= 4) {
         const int count = static_cast<int>(bytes / 4);
         const int part = std::max(1, count / g);
@@ -323,18 +324,23 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "crius-profile: --hidden %d is not a multiple of --heads %d\n", mc.hidden, mc.heads);
     return 2;
   }
-  {
-    std::ofstream probe(out, std::ios::app);
-    if (!probe) {
-      std::fprintf(stderr, "crius-profile: --out %s: cannot write\n", out.c_str());
-      return 1;
-    }
-  }
-
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  // Rank 0 writes: it finds out now, not after the measurements, whether it can.
+  int writable = 1;
+  if (rank == 0) {
+    const bool existed = access(out.c_str(), F_OK) == 0;
+    writable = static_cast<bool>(std::ofstream(out, std::ios::app));
+    if (writable && !existed) unlink(out.c_str());
+    if (!writable) std::fprintf(stderr, "crius-profile: --out %s: cannot write\n", out.c_str());
+  }
+  MPI_Bcast(&writable, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (!writable) {
+    MPI_Finalize();
+    return 1;
+  }
   const bool progress = rank == 0 && !quiet;
   if (device == "gpu") {
     int rc = profile_gpu(dtypes, gpu_hidden, tokens, max_mib * 1024 * 1024, out, gpu_id == "cpu" ? "" : gpu_id,
