@@ -138,12 +138,13 @@ Result<GpuMeasurement> measure_gpu(const std::vector<std::string>& dtypes, const
 }
 
 #ifdef CRIUS_HAVE_NCCL
-Result<std::vector<GpuCommPoint>> measure_gpu_collectives(double max_bytes, MPI_Comm world) {
+Result<GpuCollectives> measure_gpu_collectives(double max_bytes, MPI_Comm world) {
   int rank = 0, size = 1;
   MPI_Comm_rank(world, &rank);
   MPI_Comm_size(world, &size);
-  std::vector<GpuCommPoint> rows;
-  if (size < 2) return rows;
+  GpuCollectives out;
+  std::vector<GpuCommPoint>& rows = out.points;
+  if (size < 2) return out;
   ncclUniqueId id;
   if (rank == 0) ncclGetUniqueId(&id);
   MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, world);
@@ -155,38 +156,62 @@ Result<std::vector<GpuCommPoint>> measure_gpu_collectives(double max_bytes, MPI_
   else if (ncclResult_t r = ncclCommInitRank(&comm, size, id, rank); r != ncclSuccess)
     error = std::string("ncclCommInitRank: ") + ncclGetErrorString(r);
   if (auto ok = agree(world, error); !ok) return make_error(ok.error());
+  // Ranks per node, for the nodes a group spans (groups are consecutive ranks).
+  MPI_Comm node;
+  MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int per_node = 1;
+  MPI_Comm_size(node, &per_node);
+  MPI_Comm_free(&node);
+  MPI_Allreduce(MPI_IN_PLACE, &per_node, 1, MPI_INT, MPI_MIN, world);
+  out.ranks_per_node = per_node;
   void *a = nullptr, *b = nullptr;
   cudaMalloc(&a, static_cast<size_t>(max_bytes));
   cudaMalloc(&b, static_cast<size_t>(max_bytes));
-  for (const char* op : {"all-reduce", "all-gather", "reduce-scatter", "send"}) {
-    const std::string o = op;
-    for (double bytes = 8; bytes <= max_bytes; bytes *= 4) {
-      const size_t count = static_cast<size_t>(bytes / 4), part = std::max<size_t>(1, count / size);
-      ncclResult_t r = ncclSuccess;
-      auto run = [&] {
-        if (o == "all-reduce") r = ncclAllReduce(a, b, count, ncclFloat, ncclSum, comm, nullptr);
-        else if (o == "all-gather") r = ncclAllGather(a, b, part, ncclFloat, comm, nullptr);
-        else if (o == "reduce-scatter") r = ncclReduceScatter(a, b, part, ncclFloat, ncclSum, comm, nullptr);
-        else if (rank == 0) r = ncclSend(a, count, ncclFloat, 1, comm, nullptr);
-        else if (rank == 1) r = ncclRecv(b, count, ncclFloat, 0, comm, nullptr);
-      };
-      MPI_Barrier(world);
-      double t = timed(run, 20);
-      MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, world);
-      if (auto ok = agree(world, r == ncclSuccess ? "" : o + ": " + ncclGetErrorString(r)); !ok) {
-        ncclCommDestroy(comm);
-        return make_error(ok.error());
-      }
-      const double recorded = o == "all-reduce" || o == "send" ? bytes : static_cast<double>(part) * size * 4;
-      rows.push_back({o, o == "send" ? 2 : size, recorded, t});
+  // Groups of 2, 4, ... consecutive ranks, every group at once (ncclCommSplit), then send
+  // between the two ranks of each pair.
+  for (int g = 2; g <= size; g *= 2) {
+    if (size % g != 0) continue;
+    ncclComm_t sub = nullptr;
+    ncclResult_t sr = g == size ? ncclSuccess : ncclCommSplit(comm, rank / g, rank, &sub, nullptr);
+    if (auto ok = agree(world, sr == ncclSuccess ? "" : std::string("ncclCommSplit: ") + ncclGetErrorString(sr)); !ok) {
+      ncclCommDestroy(comm);
+      return make_error(ok.error());
     }
+    ncclComm_t c = g == size ? comm : sub;
+    const int me = rank % g, spans = std::max(1, (g + per_node - 1) / per_node);
+    for (const char* op : {"all-reduce", "all-gather", "reduce-scatter", "send"}) {
+      const std::string o = op;
+      if (o == "send" && g != 2) continue;
+      for (double bytes = 8; bytes <= max_bytes; bytes *= 4) {
+        const size_t count = static_cast<size_t>(bytes / 4), part = std::max<size_t>(1, count / g);
+        ncclResult_t r = ncclSuccess;
+        auto run = [&] {
+          if (o == "all-reduce") r = ncclAllReduce(a, b, count, ncclFloat, ncclSum, c, nullptr);
+          else if (o == "all-gather") r = ncclAllGather(a, b, part, ncclFloat, c, nullptr);
+          else if (o == "reduce-scatter") r = ncclReduceScatter(a, b, part, ncclFloat, ncclSum, c, nullptr);
+          else if (me == 0) r = ncclSend(a, count, ncclFloat, 1, c, nullptr);
+          else r = ncclRecv(b, count, ncclFloat, 0, c, nullptr);
+        };
+        MPI_Barrier(world);
+        double t = timed(run, 20);
+        MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, world);
+        if (auto ok = agree(world, r == ncclSuccess ? "" : o + ": " + ncclGetErrorString(r)); !ok) {
+          if (sub) ncclCommDestroy(sub);
+          ncclCommDestroy(comm);
+          return make_error(ok.error());
+        }
+        const double recorded = o == "all-reduce" || o == "send" ? bytes : static_cast<double>(part) * g * 4;
+        rows.push_back({o, g, spans, recorded, t});
+      }
+    }
+    if (sub) ncclCommDestroy(sub);
   }
   cudaFree(a), cudaFree(b);
   ncclCommDestroy(comm);
-  return rows;
+  return out;
 }
 #else
-Result<std::vector<GpuCommPoint>> measure_gpu_collectives(double, MPI_Comm) {
+Result<GpuCollectives> measure_gpu_collectives(double, MPI_Comm) {
   return make_error("this crius-profile was built without NCCL");
 }
 #endif
@@ -202,7 +227,7 @@ Result<GpuMeasurement> measure_gpu(const std::vector<std::string>&, const std::v
   return make_error("this crius-profile was built without CUDA (HAVE_CUDA=0)");
 }
 
-Result<std::vector<GpuCommPoint>> measure_gpu_collectives(double, MPI_Comm) {
+Result<GpuCollectives> measure_gpu_collectives(double, MPI_Comm) {
   return make_error("this crius-profile was built without CUDA (HAVE_CUDA=0)");
 }
 

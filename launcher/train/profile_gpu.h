@@ -33,12 +33,17 @@ Result<GpuMeasurement> measure_gpu(const std::vector<std::string>& dtypes, const
 
 struct GpuCommPoint {
   std::string op;  // all-reduce, all-gather, reduce-scatter, send
-  int group = 0;
+  int group = 0, nodes_per_group = 1;
   double bytes = 0, time_s = 0;
 };
-// NCCL all-reduce, all-gather and reduce-scatter over all ranks and send between ranks 0 and 1,
-// 8 bytes to `max_bytes`, x4 apart; the slowest rank's time. An error without NCCL.
-Result<std::vector<GpuCommPoint>> measure_gpu_collectives(double max_bytes, MPI_Comm world);
+// NCCL all-reduce, all-gather and reduce-scatter over groups of 2, 4, ... consecutive ranks
+// (every group at once) and send within pairs, 8 bytes to `max_bytes`, x4 apart; the slowest
+// rank's time. An error without NCCL.
+struct GpuCollectives {
+  int ranks_per_node = 1;
+  std::vector<GpuCommPoint> points;
+};
+Result<GpuCollectives> measure_gpu_collectives(double max_bytes, MPI_Comm world);
 
 // Built with CUDA (the GPU path exists in this binary).
 bool gpu_path_built();

@@ -244,16 +244,18 @@ int profile_gpu(const std::vector<std::string>& dtypes, const std::vector<int>& 
   std::string csv = out;
   if (csv.size() > 5 && csv.compare(csv.size() - 5, 5, ".toml") == 0) csv.replace(csv.size() - 5, 5, ".csv");
   else csv += ".csv";
-  if (comm && !comm->empty()) {
+  const bool table = comm && !comm->points.empty();
+  if (table) {
     int size = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const int per_node = comm->ranks_per_node;
     std::ofstream c(csv);
     c << "op,nodes,gpus_per_node,group_size,nodes_per_group,bytes,time_s\n";
-    for (const auto& r : *comm)
-      c << r.op << ",1," << size << ',' << r.group << ",1," << crius::util::fmt(r.bytes, 12) << ','
-        << crius::util::fmt(r.time_s, 6) << "\n";
+    for (const auto& r : comm->points)
+      c << r.op << ',' << std::max(1, size / per_node) << ',' << per_node << ',' << r.group << ','
+        << r.nodes_per_group << ',' << crius::util::fmt(r.bytes, 12) << ',' << crius::util::fmt(r.time_s, 6) << "\n";
   }
-  std::printf("crius-profile: wrote %s%s\n", out.c_str(), comm && !comm->empty() ? (" and " + csv).c_str() : "");
+  std::printf("crius-profile: wrote %s%s\n", out.c_str(), table ? (" and " + csv).c_str() : "");
   return 0;
 }
 
