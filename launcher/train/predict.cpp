@@ -12,15 +12,6 @@ namespace {
 
 namespace est = crius::estimator;
 
-// Mean over ranks of a per-rank figure.
-double mean_over(MPI_Comm world, double v) {
-  int n = 1;
-  MPI_Comm_size(world, &n);
-  double sum = 0;
-  MPI_Allreduce(&v, &sum, 1, MPI_DOUBLE, MPI_SUM, world);
-  return sum / n;
-}
-
 // Seconds per call of `f`, repeated until `min_s` has passed (at least once).
 template <typename F>
 double time_per_call(F&& f, double min_s) {
@@ -188,6 +179,21 @@ Result<StepFit> fit_step(const MachineProfile& prof, const ModelConfig& mc, cons
   return f;
 }
 
+double mean_over(MPI_Comm world, double v) {
+  int n = 1;
+  MPI_Comm_size(world, &n);
+  double sum = 0;
+  MPI_Allreduce(&v, &sum, 1, MPI_DOUBLE, MPI_SUM, world);
+  return sum / n;
+}
+
+std::string calibration_table_path(const std::string& toml_path) {
+  std::string csv = toml_path;
+  if (csv.size() > 5 && csv.compare(csv.size() - 5, 5, ".toml") == 0) csv.replace(csv.size() - 5, 5, ".csv");
+  else csv += ".csv";
+  return csv;
+}
+
 Result<Calibration> load_calibration(const std::string& path) {
   auto cat = est::GpuCatalog::load(path);
   if (!cat) return make_error(cat.error());
@@ -197,9 +203,7 @@ Result<Calibration> load_calibration(const std::string& path) {
   c.source = path;
   if (g.attention_efficiency > 0) c.attention_efficiency = g.attention_efficiency;
   if (g.memory_efficiency > 0) c.memory_efficiency = g.memory_efficiency;
-  std::string csv = path;
-  if (csv.size() > 5 && csv.compare(csv.size() - 5, 5, ".toml") == 0) csv.replace(csv.size() - 5, 5, ".csv");
-  else csv += ".csv";
+  const std::string csv = calibration_table_path(path);
   if (access(csv.c_str(), F_OK) == 0) {
     auto t = est::CommTable::load(csv);
     if (!t) return make_error(t.error());

@@ -39,6 +39,10 @@ struct Calibration {
 // FILE is crius-profile's catalogue entry (TOML, one [gpu.<id>]); its collective table, FILE
 // with .csv for .toml, is read when it exists.
 Result<Calibration> load_calibration(const std::string& path);
+// The collective table beside a calibration: FILE with .csv for .toml (or .csv appended).
+std::string calibration_table_path(const std::string& toml_path);
+// The mean over the ranks of `world` of a per-rank figure (collective).
+double mean_over(MPI_Comm world, double v);
 
 // The estimator's cost of `plan` for crius-train's model on the profile (runtime
 // profile megatron, no recompute); an error says why there is none. With a calibration,

@@ -1,5 +1,7 @@
 #include "launcher/train/profile_gpu.h"
 
+#include "launcher/train/predict.h"
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -23,14 +25,6 @@ Result<void> agree(MPI_Comm world, const std::string& local_error) {
   MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, world);
   if (!any) return {};
   return make_error(local_error.empty() ? std::string("another rank's GPU failed") : local_error);
-}
-
-double mean_over(MPI_Comm world, double v) {
-  int n = 1;
-  MPI_Comm_size(world, &n);
-  double sum = 0;
-  MPI_Allreduce(&v, &sum, 1, MPI_DOUBLE, MPI_SUM, world);
-  return sum / n;
 }
 
 }  // namespace
@@ -222,7 +216,6 @@ bool gpu_path_built() { return false; }
 
 Result<GpuMeasurement> measure_gpu(const std::vector<std::string>&, const std::vector<int>&, int, MPI_Comm world) {
   (void)agree;
-  (void)mean_over;
   (void)world;
   return make_error("this crius-profile was built without CUDA (HAVE_CUDA=0)");
 }

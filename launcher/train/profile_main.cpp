@@ -55,14 +55,6 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-double mean_over(MPI_Comm comm, double v) {
-  int n = 1;
-  MPI_Comm_size(comm, &n);
-  double sum = 0;
-  MPI_Allreduce(&v, &sum, 1, MPI_DOUBLE, MPI_SUM, comm);
-  return sum / n;
-}
-
 struct DtypeResult {
   std::string dtype;
   tr::StepSplit split;
@@ -96,9 +88,9 @@ crius::Result<DtypeResult> measure_dtype(const std::string& dtype, const tr::Mod
   }
   DtypeResult r;
   r.dtype = dtype;
-  r.split.total_s = mean_over(MPI_COMM_WORLD, median(total));
-  r.split.gemm_s = mean_over(MPI_COMM_WORLD, median(gemm));
-  r.split.attention_s = mean_over(MPI_COMM_WORLD, median(attention));
+  r.split.total_s = tr::mean_over(MPI_COMM_WORLD, median(total));
+  r.split.gemm_s = tr::mean_over(MPI_COMM_WORLD, median(gemm));
+  r.split.attention_s = tr::mean_over(MPI_COMM_WORLD, median(attention));
   r.profile = tr::measure_profile(*cpu, dtype, mc, samples * mc.seq, 1, MPI_COMM_WORLD);
   tr::MachineProfile single = r.profile;  // the fit costs the one-rank step
   single.nodes = single.ranks_per_node = 1;
@@ -241,9 +233,7 @@ int profile_gpu(const std::vector<std::string>& dtypes, const std::vector<int>& 
     std::fprintf(stderr, "crius-profile: %s: cannot write\n", out.c_str());
     return 1;
   }
-  std::string csv = out;
-  if (csv.size() > 5 && csv.compare(csv.size() - 5, 5, ".toml") == 0) csv.replace(csv.size() - 5, 5, ".csv");
-  else csv += ".csv";
+  const std::string csv = tr::calibration_table_path(out);
   const bool table = comm && !comm->points.empty();
   if (table) {
     int size = 1;
@@ -418,9 +408,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "crius-profile: %s: cannot write\n", out.c_str());
       rc = 1;
     }
-    std::string csv = out;
-    if (csv.size() > 5 && csv.compare(csv.size() - 5, 5, ".toml") == 0) csv.replace(csv.size() - 5, 5, ".csv");
-    else csv += ".csv";
+    const std::string csv = tr::calibration_table_path(out);
     if (!comm.empty() && rc == 0) {
       std::ofstream c(csv);
       c << "op,nodes,gpus_per_node,group_size,nodes_per_group,bytes,time_s\n";
