@@ -132,6 +132,21 @@ Result<GpuCatalog> GpuCatalog::parse(std::string_view text, std::string source) 
   return cat;
 }
 
+void GpuCatalog::merge(const GpuCatalog& over) {
+  for (const GpuType& t : over.m_types) {
+    auto it = std::find_if(m_types.begin(), m_types.end(), [&](const GpuType& g) { return g.id == t.id; });
+    if (it != m_types.end()) *it = t;
+    else m_types.push_back(t);
+  }
+  for (const RuntimeProfile& r : over.m_runtimes) {
+    auto it = std::find_if(m_runtimes.begin(), m_runtimes.end(),
+                           [&](const RuntimeProfile& p) { return p.runtime == r.runtime; });
+    if (it != m_runtimes.end()) *it = r;
+    else m_runtimes.push_back(r);
+  }
+  m_source += " + " + over.m_source;
+}
+
 Result<GpuCatalog> GpuCatalog::load(const std::string& path) {
   auto text = detail::read_file(path);
   if (!text) return make_error(text.error());

@@ -214,11 +214,31 @@ Result<Cluster> load_cluster(const std::string& path, const std::string& fallbac
   fs::path base = fs::path(path).parent_path();
   if (base.empty()) base = ".";
 
-  auto gpath = find_catalog(r, "gpus", base, fallback_dir, "gpus.toml");
-  if (!gpath) return make_error(gpath.error());
-  auto gpus = GpuCatalog::load(*gpath);
-  if (!gpus) return make_error(gpus.error());
-  c.gpus = std::move(*gpus);
+  // gpus = "file" or ["file", "calibration", ...]: each later file adds its types, replacing
+  // those of the same id.
+  const toml::node* gn = c.table.get("gpus");
+  if (gn && gn->is_array()) {
+    auto files = r.str_array("gpus");
+    if (!files) return make_error(files.error());
+    if (!*files || (*files)->empty()) return r.bad("gpus", "must name at least one file");
+    bool first = true;
+    for (const std::string& f : **files) {
+      const std::string p = resolve_path(base, f);
+      std::error_code ec;
+      if (!fs::is_regular_file(p, ec)) return r.bad("gpus", "names \"" + f + "\": no such file " + p);
+      auto one = GpuCatalog::load(p);
+      if (!one) return make_error(one.error());
+      if (first) c.gpus = std::move(*one);
+      else c.gpus.merge(*one);
+      first = false;
+    }
+  } else {
+    auto gpath = find_catalog(r, "gpus", base, fallback_dir, "gpus.toml");
+    if (!gpath) return make_error(gpath.error());
+    auto gpus = GpuCatalog::load(*gpath);
+    if (!gpus) return make_error(gpus.error());
+    c.gpus = std::move(*gpus);
+  }
   auto mpath = find_catalog(r, "models", base, fallback_dir, "models.toml");
   if (!mpath) return make_error(mpath.error());
   auto models = ModelCatalog::load(*mpath);

@@ -75,6 +75,9 @@ class GpuCatalog {
   // The profile's constants; defaults (all 1) when the catalogue has no [runtime.<name>].
   RuntimeProfile runtime(Runtime r) const;
   const std::string& source() const { return m_source; }
+  // Adds `over`'s types, replacing those of the same id (a calibration over a catalogue), and
+  // its runtime profiles likewise.
+  void merge(const GpuCatalog& over);
 
  private:
   std::vector<GpuType> m_types;

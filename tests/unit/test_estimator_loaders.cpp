@@ -267,3 +267,25 @@ tflops = { fp16 = 300.0, fp32 = 90.0 }
   BOOST_TEST(q.gemm.value == est::CostConstants{}.gemm_efficiency);
   BOOST_TEST(est::describe(q.gemm).find("the generic default") != std::string::npos);
 }
+
+BOOST_AUTO_TEST_CASE(a_calibration_file_over_the_catalogue) {
+  // gpus = [catalogue, calibration]: the calibration's a100 replaces the catalogue's, its new
+  // type is added, the others stay.
+  write("cal.toml",
+        "[gpu.a100]\nname = \"A100 as measured\"\nmemory_gib = 40\nmemory_bw_gbs = 1400\n"
+        "tflops = { fp16 = 312.0, fp32 = 19.5 }\ngemm_efficiency = 0.61\n"
+        "[gpu.box]\nname = \"Box\"\nmemory_gib = 8\nmemory_bw_gbs = 100\ntflops = { fp16 = 10.0, fp32 = 5.0 }\n");
+  auto c = est::load_cluster(write("c.toml", "gpus = [\"gpus.toml\", \"cal.toml\"]\n" + std::string(kPart)));
+  BOOST_REQUIRE_MESSAGE(c.ok(), (c.ok() ? std::string() : c.error()));
+  BOOST_TEST(c->gpus.find("a100")->gemm_efficiency == 0.61);
+  BOOST_TEST(c->gpus.find("a100")->memory_bw_gbs == 1400);
+  BOOST_TEST(c->gpus.find("box") != nullptr);
+  BOOST_TEST(c->gpus.find("v100") != nullptr);
+  BOOST_TEST(contains(c->gpus.source(), "cal.toml"));
+  auto missing = est::load_cluster(write("c.toml", "gpus = [\"gpus.toml\", \"nothere.toml\"]\n" + std::string(kPart)));
+  BOOST_REQUIRE(!missing.ok());
+  BOOST_TEST(contains(missing.error(), "nothere.toml\": no such file"), missing.error());
+  auto empty = est::load_cluster(write("c.toml", "gpus = []\n" + std::string(kPart)));
+  BOOST_REQUIRE(!empty.ok());
+  BOOST_TEST(contains(empty.error(), "must name at least one file"), empty.error());
+}
