@@ -195,8 +195,11 @@ int profile_gpu(const std::vector<std::string>& dtypes, const std::vector<int>& 
   };
   const crius::estimator::GpuType* known = nullptr;
   auto catalog = crius::estimator::GpuCatalog::load(catalog_path);
-  if (catalog)
-    if (auto id = catalog->match_name(m->device)) known = catalog->find(*id);
+  if (!catalog)
+    std::fprintf(stderr, "crius-profile: no catalogue to match the device to (%s): the entry holds the measured rates\n",
+                 catalog.error().c_str());
+  else if (auto id = catalog->match_name(m->device))
+    known = catalog->find(*id);
   const std::string id = !gpu_id_opt.empty() ? gpu_id_opt : known ? known->id : "gpu";
   std::ostringstream t;
   t << "# Calibration written by crius-profile on " << host_name() << " at " << utc_now() << ": device '" << m->device
@@ -281,7 +284,8 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::Range(64, 65536));
   app.add_option("--tokens", tokens, "gpu: tokens per GEMM (4096)")->check(CLI::Range(64, 1 << 20));
-  app.add_option("--catalog", catalog_path, "gpu: the GPU catalogue whose datasheet figures the device is matched to");
+  auto* catalog_opt = app.add_option("--catalog", catalog_path,
+                                     "gpu: the GPU catalogue whose datasheet figures the device is matched to");
   app.add_option("--hidden", mc.hidden, "the model measured: hidden size (128)")->check(CLI::Range(8, 1 << 16));
   app.add_option("--ffn", mc.ffn, "MLP size (512)")->check(CLI::Range(8, 1 << 18));
   app.add_option("--heads", mc.heads, "attention heads (8)")->check(CLI::Range(1, 1024));
@@ -306,6 +310,12 @@ int main(int argc, char** argv) {
     if (device == "cpu" ? d != "fp64" && d != "fp32" : d == "fp64") {
       std::fprintf(stderr, "crius-profile: --dtype %s is not measured on --device %s (cpu: fp64, fp32; gpu: fp16, "
                    "bf16, fp32)\n", d.c_str(), device.c_str());
+      return 2;
+    }
+  // A catalogue named on the command line must load; the default one may be absent.
+  if (device == "gpu" && catalog_opt->count() > 0)
+    if (auto c = crius::estimator::GpuCatalog::load(catalog_path); !c) {
+      std::fprintf(stderr, "crius-profile: --catalog: %s\n", c.error().c_str());
       return 2;
     }
   if (device == "gpu" && !tr::gpu_path_built()) {

@@ -62,6 +62,8 @@ grep -q 'crius-train: --calibration: .*nothere.toml' bad.txt || { cat bad.txt; f
 crius-profile --dtype fp16 >bad.txt 2>&1; [ $? = 2 ] || fail "--dtype fp16 was not a usage error"
 grep -q 'crius-profile: --dtype' bad.txt || { cat bad.txt; fail "no reason for --dtype fp16"; }
 crius-profile --hidden 100 --heads 8 >bad.txt 2>&1; [ $? = 2 ] || fail "hidden not a multiple of heads was accepted"
+crius-profile --device gpu --catalog nothere.toml >bad.txt 2>&1; [ $? = 2 ] || fail "a missing --catalog was accepted"
+grep -q 'crius-profile: --catalog: .*nothere.toml' bad.txt || { cat bad.txt; fail "no reason for the missing --catalog"; }
 crius-profile --out /nonexistent/dir/cal.toml >bad.txt 2>&1; [ $? = 1 ] || fail "an unwritable --out was accepted"
 grep -q 'cannot write' bad.txt || { cat bad.txt; fail "no reason for the unwritable --out"; }
 echo ok
