@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   std::string mpirun = env("CRIUS_MPIRUN").value_or(CRIUS_MPIRUN);
   int pp = 0, layers = 0, ntasks = 0, gpus_per_node = 0, micro_batches = 0, micro_batch_size = 0, master_port = 0;
   int kill_timeout = 10;
-  bool dry_run = false, json = false, megatron = false, rank_exec_mode = false, verbose = false;
+  bool bind_cpus = false, dry_run = false, json = false, megatron = false, rank_exec_mode = false, verbose = false;
   std::vector<std::string> mpi_args;
   app.add_option("--plan", plan_file, "plan JSON (crius-estimate --json output, a cell or a plan object)");
   app.add_option("--tp", tp, "TP size, or a comma list per stage");
@@ -78,6 +78,8 @@ int main(int argc, char** argv) {
   app.add_flag("--dry-run", dry_run, "print the rank table and exit");
   app.add_flag("--json", json, "with --dry-run: print the rank table as JSON");
   app.add_flag("--print-megatron-args", megatron, "print the Megatron-LM flags for the plan and exit");
+  app.add_flag("--bind-cpus", bind_cpus,
+               "bind each rank to its own equal share of its node's CPUs (ranks standing in for GPUs)");
   app.add_flag("-v,--verbose", verbose, "print the launch command");
   app.add_flag("--rank-exec", rank_exec_mode, "internal: per-rank shim run by mpirun/srun");
   try {
@@ -264,6 +266,7 @@ int main(int argc, char** argv) {
   spec.gpus_per_node = gpus_per_node;
   spec.master_addr = master_addr;
   spec.master_port = master_port;
+  spec.bind_cpus = bind_cpus;
   setenv("CRIUS_LAUNCH_SPEC", to_json(spec).dump().c_str(), 1);
 
   const std::string self = self_path(argv[0]);

@@ -10,12 +10,13 @@ nlohmann::json to_json(const LaunchSpec& s) {
   nlohmann::json env = nlohmann::json::array();
   for (const auto& [k, v] : s.job_env) env.push_back({k, v});
   return {{"plan", estimator::to_json(s.plan)}, {"hosts", s.hosts}, {"gpus_per_node", s.gpus_per_node},
-          {"master_addr", s.master_addr}, {"master_port", s.master_port}, {"job_env", env}};
+          {"master_addr", s.master_addr}, {"master_port", s.master_port}, {"job_env", env},
+          {"bind_cpus", s.bind_cpus}};
 }
 
 Result<LaunchSpec> launch_spec_from_json(const nlohmann::json& j, const std::string& what) {
   util::JsonObject r(j, what);
-  if (auto ok = r.only({"plan", "hosts", "gpus_per_node", "master_addr", "master_port", "job_env"}); !ok)
+  if (auto ok = r.only({"plan", "hosts", "gpus_per_node", "master_addr", "master_port", "job_env", "bind_cpus"}); !ok)
     return make_error(ok.error());
   LaunchSpec s;
   if (!j.contains("plan")) return make_error(what + ": key 'plan' is missing");
@@ -26,6 +27,7 @@ Result<LaunchSpec> launch_spec_from_json(const nlohmann::json& j, const std::str
     s.hosts = j.at("hosts").get<std::vector<std::string>>();
     for (const auto& kv : j.value("job_env", nlohmann::json::array()))
       s.job_env.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
+    s.bind_cpus = j.value("bind_cpus", false);
   } catch (const nlohmann::json::exception& e) {
     return make_error(what + ": " + e.what());
   }
@@ -64,6 +66,13 @@ RankEnv rank_env(const Layout& layout, const LaunchSpec& spec, int rank, std::op
   if (p.has_layers())
     e.crius.emplace_back("CRIUS_LAYERS", std::to_string(st.layer_begin) + "-" + std::to_string(st.layer_end - 1));
   return e;
+}
+
+std::vector<int> cpu_share(const std::vector<int>& cpus, int local_rank, int local_size) {
+  const long n = static_cast<long>(cpus.size());
+  if (n == 0 || local_size <= 0 || local_rank < 0 || local_rank >= local_size) return cpus;
+  if (local_size >= n) return {cpus[static_cast<size_t>(local_rank * n / local_size)]};
+  return std::vector<int>(cpus.begin() + local_rank * n / local_size, cpus.begin() + (local_rank + 1) * n / local_size);
 }
 
 }  // namespace crius::launcher

@@ -24,6 +24,9 @@ struct LaunchSpec {
   // The job's record as its ranks must see it (job::record_env) when crius-launch runs
   // the record's plan; empty otherwise.
   job::Env job_env;
+  // Each rank bound to its own equal share of the CPUs its node lets it use (crius-launch
+  // --bind-cpus): ranks that stand in for GPUs on a CPU-only machine then keep a fixed rate.
+  bool bind_cpus = false;
 };
 nlohmann::json to_json(const LaunchSpec& s);
 Result<LaunchSpec> launch_spec_from_json(const nlohmann::json& j, const std::string& what);
@@ -35,5 +38,10 @@ struct RankEnv {
 // local_rank/local_size: what the MPI launcher says, when it says so.
 RankEnv rank_env(const Layout& layout, const LaunchSpec& spec, int rank, std::optional<int> local_rank,
                  std::optional<int> local_size);
+
+// --bind-cpus: the CPUs of `cpus` (those the node lets its ranks use) that local rank
+// `local_rank` of `local_size` gets: an equal block of them, or, with more ranks than CPUs,
+// one CPU shared by consecutive ranks (a tensor-parallel group stays together).
+std::vector<int> cpu_share(const std::vector<int>& cpus, int local_rank, int local_size);
 
 }  // namespace crius::launcher

@@ -1,6 +1,7 @@
 // crius-launch --rank-exec: the per-rank shim (launch.h).  It sets the rank's
 // environment (rank_env.h), runs the program, forwards signals to it, and reports
 // how it ended in the line run_and_watch reads.
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <vector>
 
 #include "common/util.h"
 #include "launcher/launch.h"
@@ -105,6 +107,24 @@ int rank_exec(const std::vector<std::string>& command) {
   for (const auto& [k, v] : renv.torchrun) setenv(k.c_str(), v.c_str(), 0);  // torchrun's contract
   for (const auto& [k, v] : renv.crius) setenv(k.c_str(), v.c_str(), 1);
   unsetenv("CRIUS_LAUNCH_SPEC");
+  if (spec->bind_cpus) {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+      std::perror("crius-launch: --bind-cpus: sched_getaffinity");
+      return kExitFailure;
+    }
+    std::vector<int> cpus;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    for (int c : cpu_share(cpus, me.local_rank, layout->ranks_on_node(me.node))) CPU_SET(c, &mine);
+    if (sched_setaffinity(0, sizeof mine, &mine) != 0) {
+      std::perror("crius-launch: --bind-cpus: sched_setaffinity");
+      return kExitFailure;
+    }
+  }
 
   struct sigaction sa = {};
   sa.sa_handler = forward_to_child;

@@ -64,11 +64,17 @@ MachineProfile measure(Backend& be, const ModelConfig& mc, int rows, int tp, MPI
   }
   std::vector<T> a(big, T(0.5)), b(big, T(0.25)), c(big, T(0));
   MPI_Barrier(world);
-  const double secs = time_per_call(
-      [&] {
-        for (const auto& g : shapes) be.gemm(g.ta, g.tb, g.m, g.n, g.k, a.data(), b.data(), T(0), c.data());
-      },
-      0.03);
+  // The median of five windows: one window can fall where a rank sharing the core is busy
+  // or idle, or the machine is briefly slower.
+  std::vector<double> windows;
+  for (int w = 0; w < 5; ++w)
+    windows.push_back(time_per_call(
+        [&] {
+          for (const auto& g : shapes) be.gemm(g.ta, g.tb, g.m, g.n, g.k, a.data(), b.data(), T(0), c.data());
+        },
+        0.03));
+  std::nth_element(windows.begin(), windows.begin() + 2, windows.end());
+  const double secs = windows[2];
   p.gemm_gflops = mean_over(world, flops / secs / 1e9);
 
   // Streaming triad over buffers larger than the caches.
@@ -134,11 +140,13 @@ Result<est::Estimate> estimate_with(const MachineProfile& prof, const ModelConfi
 Result<est::Estimate> predict(const MachineProfile& prof, const ModelConfig& mc, const std::string& dtype,
                               const Plan& plan, int samples, const Calibration* cal) {
   est::CostConstants c = measured_constants();
+  MachineProfile rates = prof;
   if (cal) {
     c.attention_efficiency = cal->attention_efficiency;
     c.memory_efficiency = cal->memory_efficiency;
+    if (cal->memory_gbs > 0) rates.memory_gbs = cal->memory_gbs;
   }
-  return estimate_with(prof, mc, dtype, plan, samples, c, cal ? cal->comm : nullptr);
+  return estimate_with(rates, mc, dtype, plan, samples, c, cal ? cal->comm : nullptr);
 }
 
 Result<StepFit> fit_step(const MachineProfile& prof, const ModelConfig& mc, const std::string& dtype, const Plan& plan,
@@ -203,6 +211,7 @@ Result<Calibration> load_calibration(const std::string& path) {
   c.source = path;
   if (g.attention_efficiency > 0) c.attention_efficiency = g.attention_efficiency;
   if (g.memory_efficiency > 0) c.memory_efficiency = g.memory_efficiency;
+  c.memory_gbs = g.memory_bw_gbs;
   const std::string csv = calibration_table_path(path);
   if (access(csv.c_str(), F_OK) == 0) {
     auto t = est::CommTable::load(csv);

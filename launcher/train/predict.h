@@ -33,6 +33,10 @@ MachineProfile measure_profile(Backend& backend, const std::string& dtype, const
 // the measured collectives (null: bandwidth and latency of the start-up profile).
 struct Calibration {
   double attention_efficiency = 1, memory_efficiency = 1;
+  // The triad bandwidth memory_efficiency was fitted against (the entry's memory_bw_gbs; 0 =
+  // none): it replaces the one measured at start, a noisy figure on a shared machine, so that
+  // memory-bound work costs the same effective rate it was calibrated at.
+  double memory_gbs = 0;
   std::shared_ptr<const estimator::CommTable> comm;
   std::string source;  // the file
 };

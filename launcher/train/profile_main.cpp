@@ -50,6 +50,12 @@ struct TimingBackend : tr::Backend {
   tr::Backend& m_inner;
 };
 
+std::string util_join(const std::vector<int>& v) {
+  std::string s;
+  for (int x : v) s += (s.empty() ? "" : ", ") + std::to_string(x);
+  return s;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
@@ -57,6 +63,7 @@ double median(std::vector<double> v) {
 
 struct DtypeResult {
   std::string dtype;
+  int samples = 0;
   tr::StepSplit split;
   tr::StepFit fit;
   tr::MachineProfile profile;
@@ -88,6 +95,7 @@ crius::Result<DtypeResult> measure_dtype(const std::string& dtype, const tr::Mod
   }
   DtypeResult r;
   r.dtype = dtype;
+  r.samples = samples;
   r.split.total_s = tr::mean_over(MPI_COMM_WORLD, median(total));
   r.split.gemm_s = tr::mean_over(MPI_COMM_WORLD, median(gemm));
   r.split.attention_s = tr::mean_over(MPI_COMM_WORLD, median(attention));
@@ -268,7 +276,8 @@ int main(int argc, char** argv) {
   mc.heads = 8;
   mc.seq = 64;
   mc.layers = 4;
-  int samples = 8, steps = 5;
+  std::vector<int> samples = {2, 8};
+  int steps = 5;
   double max_mib = 16;
   bool quiet = false, check = false;
   app.add_option("--out", out, "the calibration to write: a GPU catalogue entry (TOML) and, with more than one "
@@ -291,7 +300,9 @@ int main(int argc, char** argv) {
   app.add_option("--heads", mc.heads, "attention heads (8)")->check(CLI::Range(1, 1024));
   app.add_option("--seq", mc.seq, "sequence length (64)")->check(CLI::Range(2, 1 << 16));
   app.add_option("--layers", mc.layers, "layers (4)")->check(CLI::Range(1, 1024));
-  app.add_option("--samples", samples, "samples per step (8)")->check(CLI::Range(1, 1 << 16));
+  app.add_option("--samples", samples, "samples per step, one fit per size, the constants their geometric mean (2,8)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 16));
   app.add_option("--steps", steps, "timed steps per math type, after one warm-up (5)")->check(CLI::Range(1, 1000));
   app.add_option("--max-mib", max_mib, "largest collective message, MiB (16)")->check(CLI::Range(0.001, 1024.0));
   app.add_flag("--check", check, "print the measured step next to the estimate before and after calibration");
@@ -352,18 +363,19 @@ int main(int argc, char** argv) {
     return rc;
   }
   std::vector<DtypeResult> results;
-  for (size_t i = 0; i < dtypes.size(); ++i) {
-    if (progress)
-      std::fprintf(stderr, "crius-profile: [%zu/%zu] %s: %d one-rank steps of the model on each of %d ranks at once\n",
-                   i + 1, dtypes.size() + (size > 1), dtypes[i].c_str(), steps, size);
-    auto r = measure_dtype(dtypes[i], mc, samples, steps);
-    if (!r) {
-      if (rank == 0) std::fprintf(stderr, "crius-profile: %s\n", r.error().c_str());
-      MPI_Finalize();
-      return 1;
+  for (size_t i = 0; i < dtypes.size(); ++i)
+    for (int n : samples) {
+      if (progress)
+        std::fprintf(stderr, "crius-profile: [%zu/%zu] %s: %d one-rank steps of %d samples on each of %d ranks at once\n",
+                     i + 1, dtypes.size() + (size > 1), dtypes[i].c_str(), steps, n, size);
+      auto r = measure_dtype(dtypes[i], mc, n, steps);
+      if (!r) {
+        if (rank == 0) std::fprintf(stderr, "crius-profile: %s\n", r.error().c_str());
+        MPI_Finalize();
+        return 1;
+      }
+      results.push_back(std::move(*r));
     }
-    results.push_back(std::move(*r));
-  }
   std::vector<CommRow> comm;
   const tr::MachineProfile& prof = results.front().profile;
   if (size > 1) {
@@ -375,38 +387,44 @@ int main(int argc, char** argv) {
 
   int rc = 0;
   if (rank == 0) {
-    auto rate = [&](const std::string& d) {
+    // One set of constants for every size measured: the geometric mean of each size's fit
+    // (least squares on the logarithms), so no size is favoured over another.
+    auto geomean = [&](auto&& value, const std::string& dtype) {
+      double sum = 0;
+      int n = 0;
       for (const auto& r : results)
-        if (r.dtype == d) return r.fit.gemm_gflops / 1e3;
-      return results.front().fit.gemm_gflops / 1e3;
+        if (dtype.empty() || r.dtype == dtype) sum += std::log(value(r)), ++n;
+      return n > 0 ? std::exp(sum / n) : 0.0;
     };
-    double ae = 0, me = 0;
-    for (const auto& r : results) {
-      ae += r.fit.attention_efficiency / static_cast<double>(results.size());
-      me += r.fit.memory_efficiency / static_cast<double>(results.size());
-    }
+    auto rate = [&](const std::string& d) {
+      const double tf = geomean([](const DtypeResult& r) { return r.fit.gemm_gflops / 1e3; }, d);
+      return tf > 0 ? tf : geomean([](const DtypeResult& r) { return r.fit.gemm_gflops / 1e3; }, "");
+    };
+    const double ae = geomean([](const DtypeResult& r) { return r.fit.attention_efficiency; }, "");
+    const double me = geomean([](const DtypeResult& r) { return r.fit.memory_efficiency; }, "");
+    const double triad = geomean([](const DtypeResult& r) { return r.profile.memory_gbs; }, "");
     std::ostringstream t;
     t << "# Calibration written by crius-profile on " << host_name() << " at " << utc_now() << ":\n"
       << "# " << size << " ranks (" << prof.ranks_per_node << " per node) measured at once, crius-train's model with "
       << "hidden " << mc.hidden << ", ffn " << mc.ffn << ", heads " << mc.heads << ", seq " << mc.seq << ", "
-      << mc.layers << " layers, " << samples << " samples per step (crius-profile(1)).\n";
+      << mc.layers << " layers, steps of " << util_join(samples) << " samples (crius-profile(1)).\n";
     for (const auto& r : results) {
       const auto& s = r.split;
-      t << "# " << r.dtype << ": step " << crius::util::fmt(s.total_s) << " s (GEMMs " << crius::util::fmt(s.gemm_s)
+      t << "# " << r.dtype << ", " << r.samples << " samples: step " << crius::util::fmt(s.total_s) << " s (GEMMs " << crius::util::fmt(s.gemm_s)
         << ", attention " << crius::util::fmt(s.attention_s) << ", other "
         << crius::util::fmt(s.total_s - s.gemm_s - s.attention_s) << "); estimated "
-        << crius::util::fmt(r.fit.estimated_before_s) << " s on the measured rates alone, "
-        << crius::util::fmt(r.fit.estimated_after_s) << " s calibrated; fitted GEMM "
+        << crius::util::fmt(r.fit.estimated_before_s) << " s on the measured rates alone; fitted GEMM "
         << crius::util::fmt(r.fit.gemm_gflops) << " GFLOP/s (the layer's GEMMs alone: "
         << crius::util::fmt(r.profile.gemm_gflops) << "), attention efficiency "
         << crius::util::fmt(r.fit.attention_efficiency, 3) << ", memory efficiency "
         << crius::util::fmt(r.fit.memory_efficiency, 3) << "\n";
     }
-    t << "# There is no half-precision math on the CPU path: fp16 repeats the fp32 rate.\n"
+    t << "# The constants below are the geometric means of these fits.\n"
+      << "# There is no half-precision math on the CPU path: fp16 repeats the fp32 rate.\n"
       << "[gpu." << gpu_id << "]\n"
       << "name = \"" << (name.empty() ? host_name() + " (crius-profile)" : name) << "\"\n"
       << "memory_gib = " << crius::util::fmt(prof.memory_gib, 6) << "\n"
-      << "memory_bw_gbs = " << crius::util::fmt(prof.memory_gbs, 6) << "\n"
+      << "memory_bw_gbs = " << crius::util::fmt(triad, 6) << "\n"
       << "tflops = { fp16 = " << crius::util::fmt(rate("fp32"), 6) << ", fp32 = " << crius::util::fmt(rate("fp32"), 6)
       << ", fp64 = " << crius::util::fmt(rate("fp64"), 6) << " }\n"
       << "gemm_efficiency = 1.0\nfp32_efficiency = 1.0\ngemm_half_gflop = 0.0\n"
@@ -436,12 +454,26 @@ int main(int argc, char** argv) {
     if (rc == 0) {
       std::printf("crius-profile: wrote %s%s\n", out.c_str(), comm.empty() ? "" : (" and " + csv).c_str());
       if (check)
-        for (const auto& r : results)
-          std::printf("crius-profile: %s one-rank step: measured %.6f s; estimated %.6f s before calibration "
-                      "(measured/estimated %.2f), %.6f s after (%.2f)\n",
-                      r.dtype.c_str(), r.split.total_s, r.fit.estimated_before_s,
-                      r.split.total_s / r.fit.estimated_before_s, r.fit.estimated_after_s,
-                      r.split.total_s / r.fit.estimated_after_s);
+        for (const auto& r : results) {
+          // After: as crius-train predicts with this calibration, on the rates it measures.
+          tr::MachineProfile single = r.profile;
+          single.nodes = single.ranks_per_node = 1;
+          tr::Calibration cal;
+          cal.attention_efficiency = ae;
+          cal.memory_efficiency = me;
+          cal.memory_gbs = triad;
+          cl::Plan one;
+          one.stages.push_back(cl::StagePlan{0, 0, 1, 1});
+          one.micro_batches = 1;
+          one.micro_batch_size = r.samples;
+          one.schedule = crius::estimator::Schedule{crius::estimator::Schedule::Kind::gpipe, 1};
+          auto after = tr::predict(single, mc, r.dtype, one, r.samples, &cal);
+          const double after_s = after ? after->iter_time_s : 0;
+          std::printf("crius-profile: %s one-rank step of %d samples: measured %.6f s; estimated %.6f s before "
+                      "calibration (measured/estimated %.2f), %.6f s after (%.2f)\n",
+                      r.dtype.c_str(), r.samples, r.split.total_s, r.fit.estimated_before_s,
+                      r.split.total_s / r.fit.estimated_before_s, after_s, after_s > 0 ? r.split.total_s / after_s : 0);
+        }
     }
   }
   MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -61,4 +61,21 @@ expect2 "unknown schedule 'zigzag'" crius-launch -n 2 --schedule zigzag -- true
 expect2 "--launcher" crius-launch -n 2 --launcher pdsh -- true
 out=$(crius-launch --tp 4 --dp 2 --gpus-per-node 6 --dry-run 2>&1); rc=$?
 [ $rc = 1 ] && grep -q "would span nodes" <<<"$out" || fail "TP across nodes: exit $rc: $out"
+# --bind-cpus: each rank on its own share of the CPUs this shell may use; without it, all of them.
+allowed=$(python3 -c 'import os; print(" ".join(map(str, sorted(os.sched_getaffinity(0)))))')
+affinity='python3 -c "import os; open(os.environ[\"PREFIX\"] + os.environ[\"RANK\"], \"w\").write(\" \".join(map(str, sorted(os.sched_getaffinity(0)))))"'
+PREFIX=bind. crius-launch -n 4 --bind-cpus -- sh -c "$affinity" >bind.out 2>&1 || { cat bind.out; fail "--bind-cpus launch failed"; }
+python3 - "$allowed" <<'PY' || fail "--bind-cpus: ranks not on their own shares of the CPUs"
+import sys
+cpus = [int(c) for c in sys.argv[1].split()]
+n = len(cpus)
+for r in range(4):  # consecutive ranks share where there are fewer CPUs than ranks
+    mine = [int(c) for c in open(f"bind.{r}").read().split()]
+    want = [cpus[r * n // 4]] if n <= 4 else cpus[r * n // 4:(r + 1) * n // 4]
+    assert mine == want, (r, mine, want)
+PY
+PREFIX=nobind. crius-launch -n 2 -- sh -c "$affinity" >nobind.out 2>&1 || fail "launch without --bind-cpus failed"
+for r in 0 1; do
+  [ "$(cat nobind.$r)" = "$allowed" ] || fail "without --bind-cpus rank $r got CPUs $(cat nobind.$r), not $allowed"
+done
 echo "all launch_env checks passed"

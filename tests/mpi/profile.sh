@@ -13,14 +13,15 @@ crius-launch -n 2 -- crius-profile $shape --samples 4 --steps 2 --max-mib 1 --ou
 grep -q '^crius-profile: wrote cal.toml and cal.csv$' out.txt || { cat out.txt; fail "no files named"; }
 grep -q 'crius-profile: \[1/3\] fp64' err.txt || { cat err.txt; fail "no progress lines"; }
 grep -q 'collectives over 2 ranks' err.txt || { cat err.txt; fail "no progress line for the collectives"; }
-# By construction the calibrated estimate of the measured step is the step (within 5%).
+# The calibrated estimate of the measured step, as crius-train predicts it (on the GEMM rate its
+# start-up measures, which is not the rate fitted inside the step), is near the step.
 python3 - out.txt <<'PY' || fail "the calibrated estimate does not reproduce the measured step"
 import re, sys
 lines = [l for l in open(sys.argv[1]) if "one-rank step" in l]
 assert len(lines) == 2, lines
 for l in lines:
     after = float(re.search(r"after \(([0-9.]+)\)", l).group(1))
-    assert 0.95 <= after <= 1.05, l
+    assert 0.8 <= after <= 1.25, l
 PY
 # The table: every op, ranks per node 2, group 2, sizes 8 B to 1 MiB.
 head -n1 cal.csv | grep -qx 'op,nodes,gpus_per_node,group_size,nodes_per_group,bytes,time_s' || fail "table header"

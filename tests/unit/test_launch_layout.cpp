@@ -8,6 +8,7 @@
 #include "job/env.h"
 #include "launcher/layout.h"
 #include "launcher/plan_source.h"
+#include "launcher/rank_env.h"
 
 using namespace crius::launcher;
 namespace est = crius::estimator;
@@ -269,4 +270,37 @@ BOOST_AUTO_TEST_CASE(megatron_flags) {
   auto u = plan_from_shape("2,1", 2, "1,2", "", 0);
   BOOST_REQUIRE(u.ok());
   BOOST_TEST(!megatron_args(*u).ok());
+}
+
+BOOST_AUTO_TEST_CASE(bind_cpus_shares) {
+  using V = std::vector<int>;
+  const V cpus = {0, 2, 4, 6};
+  // Fewer ranks than CPUs: equal blocks, every CPU given once.
+  BOOST_TEST(cpu_share(cpus, 0, 2) == (V{0, 2}));
+  BOOST_TEST(cpu_share(cpus, 1, 2) == (V{4, 6}));
+  BOOST_TEST(cpu_share(cpus, 2, 3) == (V{4, 6}));
+  // More ranks than CPUs: consecutive ranks share one.
+  const V two = {0, 1};
+  V got;
+  for (int r = 0; r < 4; ++r) got.push_back(cpu_share(two, r, 4).at(0));
+  BOOST_TEST(got == (V{0, 0, 1, 1}));
+  BOOST_TEST(cpu_share(two, 2, 3) == (V{1}));
+  // Nothing to split or a rank out of range: left as it is.
+  BOOST_TEST(cpu_share(V{}, 0, 2).empty());
+  BOOST_TEST(cpu_share(cpus, 5, 2) == cpus);
+}
+
+BOOST_AUTO_TEST_CASE(bind_cpus_round_trips_in_the_spec) {
+  LaunchSpec s;
+  s.plan = uniform_plan(1, 1, 2);
+  s.hosts = {"localhost"};
+  s.gpus_per_node = 2;
+  s.master_addr = "127.0.0.1";
+  s.master_port = 29500;
+  s.bind_cpus = true;
+  auto back = launch_spec_from_json(to_json(s), "spec");
+  BOOST_REQUIRE_MESSAGE(back.ok(), (back.ok() ? std::string() : back.error()));
+  BOOST_TEST(back->bind_cpus);
+  s.bind_cpus = false;
+  BOOST_TEST(!launch_spec_from_json(to_json(s), "spec")->bind_cpus);
 }
