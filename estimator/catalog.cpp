@@ -223,7 +223,7 @@ static Result<Model> parse_model_table(const toml::table& t, const std::string& 
     known.insert(known.end(), {"depth", "width_factor", "channels", "image_size", "classes"});
   } else {
     known.insert(known.end(), {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab", "swiglu"});
-    if (m.family == Family::moe) known.insert(known.end(), {"experts", "expert_every", "capacity_factor", "top_k"});
+    if (m.family == Family::moe) known.insert(known.end(), {"experts", "expert_every", "capacity_factor", "top_k", "expert_group_size"});
   }
   if (auto e = r.unknown_keys(known)) return *e;
   if (auto desc = r.str("description"); !desc) return make_error(desc.error());
@@ -283,12 +283,13 @@ static Result<Model> parse_model_table(const toml::table& t, const std::string& 
   m.seq_len = static_cast<int>(seq);
   m.vocab = static_cast<int>(vocab);
   if (m.family == Family::moe) {
-    long long experts = 0, every = 0, topk = 2;
+    long long experts = 0, every = 0, topk = 2, group = 0;
     double cf = 1.0;
     CRIUS_TRY_REQUIRED(experts, r, "experts", r.integer("experts", 1, 1000000));
     CRIUS_TRY_REQUIRED(every, r, "expert_every", r.integer("expert_every", 1, kMaxLayers));
     CRIUS_TRY_REQUIRED(cf, r, "capacity_factor", r.number("capacity_factor", 0, 64));
     CRIUS_TRY_ASSIGN(topk, r.integer("top_k", 1, 1000000));
+    CRIUS_TRY_ASSIGN(group, r.integer("expert_group_size", 0, 1 << 24));
     if (topk > experts)
       return r.bad("top_k", "= " + std::to_string(topk) + " exceeds experts = " + std::to_string(experts));
     if (every > layers)
@@ -297,6 +298,7 @@ static Result<Model> parse_model_table(const toml::table& t, const std::string& 
     m.expert_every = static_cast<int>(every);
     m.top_k = static_cast<int>(topk);
     m.capacity_factor = cf;
+    m.expert_group_size = static_cast<int>(group);
   }
   return m;
 }
@@ -332,6 +334,7 @@ std::string to_spec(const Model& m) {
     add("expert_every", std::to_string(m.expert_every));
     add("capacity_factor", util::fmt(m.capacity_factor, 17));
     add("top_k", std::to_string(m.top_k));
+    if (m.expert_group_size > 0) add("expert_group_size", std::to_string(m.expert_group_size));
   }
   return s;
 }

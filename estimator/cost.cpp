@@ -31,6 +31,15 @@ static LayerKind transformer_layer(const Model& m, bool moe) {
   L.mem_bytes_rep = 15 * s * h * db;  // layer norms, residual adds, dropouts
   L.mem_bytes_tp = (mlp_scale * (mlp_mats == 3 ? 3 : 2) * s * f + 4 * s * h) * db;
   L.mem_bytes_attn = a * s * s * (4 * db + 1);
+  if (moe && m.expert_group_size > 0) {
+    // GShard dispatch and combine: einsums of the [S, E, C] one-hot masks (E C = k cf S) with
+    // the tokens, each 2 k cf S h FLOPs per token; the combine weights (db bytes) and the
+    // dispatch mask (1 byte) are written and read.
+    const double ec = m.top_k * m.capacity_factor * m.expert_group_size;
+    L.gemm_flops += 2 * (2 * s * ec * h);
+    L.gemm_calls += 2;
+    L.mem_bytes_tp += 2 * s * ec * (db + 1);
+  }
   const double attn_params = h * qkv_out + h * h + qkv_out + h + 4 * h;
   const double mlp_params = mlp_mats * h * f + f + h;
   if (moe) {

@@ -99,6 +99,9 @@ struct Model {
   // moe: an expert layer every `expert_every` layers (the first of each group)
   int experts = 0, expert_every = 0, top_k = 2;
   double capacity_factor = 1.0;
+  // Tokens per GShard dispatch group (GShard, Alpa: one-hot dispatch and combine einsums, each
+  // 2 k cf S h FLOPs per token); 0: tokens are gathered to their experts (Megatron), no FLOPs.
+  int expert_group_size = 0;
   // wide_resnet: `layers` is set to the number of bottleneck blocks
   int depth = 0, width_factor = 0, channels = 0, image_size = 0, classes = 0;
 

@@ -176,6 +176,7 @@ static int accuracy(const std::string& cluster_path, const std::string& csv) {
     return best;
   };
   std::vector<double> loo_err, in_err, def_err;
+  std::map<std::string, std::vector<double>> by_class;  // family, GPU, one node or more: signed LOO errors
   int oom_right = 0, oom_total = 0, feas_wrong = 0;
   const Fit all = fit(N);
   std::printf("%-12s %-5s %5s %-5s %5s %3s %9s %9s %7s\n", "model", "size", "batch", "gpu", "nodes", "gpn", "measured",
@@ -200,11 +201,23 @@ static int accuracy(const std::string& cluster_path, const std::string& csv) {
     }
     double e = std::fabs(t / p.measured - 1);
     loo_err.push_back(e);
+    by_class[p.model + " " + p.gpu + (p.nodes > 1 ? " >1" : " 1")].push_back(t / p.measured - 1);
     const double tin = pred[i][all.f * K + all.k.at(group(i))];
     if (!std::isnan(tin)) in_err.push_back(std::fabs(tin / p.measured - 1));
     if (!std::isnan(pred_default[i])) def_err.push_back(std::fabs(pred_default[i] / p.measured - 1));
     std::printf("%-12s %-5s %5d %-5s %5d %3d %9.3f %9.3f %6.1f%%\n", p.model.c_str(), p.size.c_str(), p.batch,
                 p.gpu.c_str(), p.nodes, p.gpn, p.measured, t, 100 * e);
+  }
+  std::printf("\nleave-one-out error by model family, GPU type and nodes (estimate / measured - 1):\n");
+  std::printf("%-12s %-5s %5s %6s %14s %14s\n", "model", "gpu", "nodes", "points", "median_signed", "mean_abs");
+  for (auto& [cls, errs] : by_class) {
+    std::istringstream f(cls);
+    std::string family, gpu, nodes;
+    f >> family >> gpu >> nodes;
+    double abs_sum = 0;
+    for (double e : errs) abs_sum += std::fabs(e);
+    std::printf("%-12s %-5s %5s %6zu %13.1f%% %13.1f%%\n", family.c_str(), gpu.c_str(), nodes.c_str(), errs.size(),
+                100 * crius::util::median(errs), 100 * abs_sum / static_cast<double>(errs.size()));
   }
   std::printf("\nfitted on all points: alpa inter_node_factor=%.2f; gemm_efficiency (fp16) / fp32_efficiency:",
               fgrid[all.f]);

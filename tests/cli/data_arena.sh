@@ -62,7 +62,8 @@ for mid, a in art.items():
                  ("ffn_hidden", "intermediate_size"), ("seq_len", "seq_len"), ("vocab", "vocab_size")]
         want = {"family": "transformer", "dtype": "fp16", "optimizer": "adam"} if a["family"] == "bert" \
             else {"family": "moe", "dtype": "fp16", "optimizer": "adafactor", "experts": a.get("num_experts"),
-                  "expert_every": 2, "top_k": 2, "capacity_factor": 1.0}
+                  "expert_every": 2, "top_k": 2, "capacity_factor": 1.0,
+                  "expert_group_size": a.get("expert_group_size")}
     for ours, theirs in pairs:
         if m.get(ours) != a[theirs]:
             errors.append(f"{mid}: {ours} = {m.get(ours)!r}, the artifact has {theirs} = {a[theirs]!r}")

@@ -134,7 +134,7 @@ wr_req = {"family", "depth", "width_factor", "channels", "image_size", "classes"
 for mid, m in models.items():
     where = f"models.toml [model.\"{mid}\"]"
     fam = m.get("family")
-    req, opt = {"transformer": (tf_req, tf_opt), "moe": (moe_req, tf_opt),
+    req, opt = {"transformer": (tf_req, tf_opt), "moe": (moe_req, tf_opt | {"expert_group_size"}),
                 "wide_resnet": (wr_req, set())}.get(fam, (None, None))
     if req is None:
         err(f"{where}: family {fam!r} not transformer|moe|wide_resnet")
@@ -147,7 +147,7 @@ for mid, m in models.items():
         err(f"{where}: dtype {m.get('dtype')!r}")
     if m.get("optimizer") not in ("adam", "adafactor", "sgd"):
         err(f"{where}: optimizer {m.get('optimizer')!r}")
-    for k in sorted((req | opt) - {"family", "dtype", "optimizer", "swiglu", "capacity_factor"}):
+    for k in sorted((req | opt) - {"family", "dtype", "optimizer", "swiglu", "capacity_factor", "expert_group_size"}):
         if k in m and not pos_int(m[k]):
             err(f"{where}: {k} = {m[k]!r} must be a positive integer")
     if fam in ("transformer", "moe") and all(pos_int(m.get(k)) for k in ("hidden", "heads")):
@@ -161,6 +161,9 @@ for mid, m in models.items():
     if fam == "moe":
         if not pos_num(m.get("capacity_factor")):
             err(f"{where}: capacity_factor must be > 0")
+        g = m.get("expert_group_size", 0)
+        if not isinstance(g, int) or isinstance(g, bool) or g < 0:
+            err(f"{where}: expert_group_size = {g!r} must be an integer >= 0")
         if pos_int(m.get("top_k")) and pos_int(m.get("experts")) and m["top_k"] > m["experts"]:
             err(f"{where}: top_k > experts")
         if pos_int(m.get("expert_every")) and pos_int(m.get("layers")) and m["expert_every"] > m["layers"]:

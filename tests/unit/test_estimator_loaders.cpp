@@ -289,3 +289,24 @@ BOOST_AUTO_TEST_CASE(a_calibration_file_over_the_catalogue) {
   BOOST_REQUIRE(!empty.ok());
   BOOST_TEST(contains(empty.error(), "must name at least one file"), empty.error());
 }
+
+BOOST_AUTO_TEST_CASE(moe_gshard_dispatch_costs_its_einsums) {
+  const std::string moe = std::string(kGpt).replace(0, 22, "family = \"moe\"") +
+                          "experts = 16\nexpert_every = 2\ncapacity_factor = 1.0\ntop_k = 2\n";
+  auto gather = est::parse_model(moe, "m.toml");
+  auto gshard = est::parse_model(moe + "expert_group_size = 2048\n", "m.toml");
+  BOOST_REQUIRE_MESSAGE(gather.ok(), (gather.ok() ? std::string() : gather.error()));
+  BOOST_REQUIRE_MESSAGE(gshard.ok(), (gshard.ok() ? std::string() : gshard.error()));
+  BOOST_TEST(gather->expert_group_size == 0);
+  BOOST_TEST(gshard->expert_group_size == 2048);
+  // Dispatch and combine, 2 k cf S h FLOPs per token each, on every expert layer; forward and
+  // backward (x3), no recompute.
+  const double s = gshard->seq_len, h = gshard->hidden, expert_layers = gshard->layers / 2, batch = 8;
+  const double extra = 3 * expert_layers * 2 * (2 * s * 2 * 1.0 * 2048 * h) * batch;
+  const double d = est::iteration_flops(*gshard, 8, est::Recompute::none) -
+                   est::iteration_flops(*gather, 8, est::Recompute::none);
+  BOOST_TEST(d == extra, boost::test_tools::tolerance(1e-9));
+  auto bad = est::parse_model(moe + "expert_group_size = -1\n", "m.toml");
+  BOOST_REQUIRE(!bad.ok());
+  BOOST_TEST(contains(bad.error(), "key 'expert_group_size'"), bad.error());
+}
