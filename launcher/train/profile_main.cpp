@@ -50,12 +50,6 @@ struct TimingBackend : tr::Backend {
   tr::Backend& m_inner;
 };
 
-std::string util_join(const std::vector<int>& v) {
-  std::string s;
-  for (int x : v) s += (s.empty() ? "" : ", ") + std::to_string(x);
-  return s;
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
@@ -71,12 +65,18 @@ struct DtypeResult {
 
 // Every rank runs a one-rank step of the model at the same time (so that ranks sharing cores
 // see it), GEMMs and attention timed; the figures are the medians, averaged over ranks.
-crius::Result<DtypeResult> measure_dtype(const std::string& dtype, const tr::ModelConfig& mc, int samples, int steps) {
+// The step measured and fitted: one stage of one rank, one micro-batch of `samples`.
+cl::Plan one_rank_plan(int samples) {
   cl::Plan one;
   one.stages.push_back(cl::StagePlan{0, 0, 1, 1});
   one.micro_batches = 1;
   one.micro_batch_size = samples;
   one.schedule = crius::estimator::Schedule{crius::estimator::Schedule::Kind::gpipe, 1};
+  return one;
+}
+
+crius::Result<DtypeResult> measure_dtype(const std::string& dtype, const tr::ModelConfig& mc, int samples, int steps) {
+  const cl::Plan one = one_rank_plan(samples);
   auto rt = cl::Runtime::init(MPI_COMM_SELF, one);
   if (!rt) return crius::make_error(rt.error());
   auto cpu = tr::cpu_backend();
@@ -403,15 +403,18 @@ int main(int argc, char** argv) {
     const double ae = geomean([](const DtypeResult& r) { return r.fit.attention_efficiency; }, "");
     const double me = geomean([](const DtypeResult& r) { return r.fit.memory_efficiency; }, "");
     const double triad = geomean([](const DtypeResult& r) { return r.profile.memory_gbs; }, "");
+    std::vector<std::string> size_list;
+    for (int n : samples) size_list.push_back(std::to_string(n));
+    const std::string sizes = crius::util::join(size_list, ", ");
     std::ostringstream t;
     t << "# Calibration written by crius-profile on " << host_name() << " at " << utc_now() << ":\n"
       << "# " << size << " ranks (" << prof.ranks_per_node << " per node) measured at once, crius-train's model with "
       << "hidden " << mc.hidden << ", ffn " << mc.ffn << ", heads " << mc.heads << ", seq " << mc.seq << ", "
-      << mc.layers << " layers, steps of " << util_join(samples) << " samples (crius-profile(1)).\n";
+      << mc.layers << " layers, steps of " << sizes << " samples (crius-profile(1)).\n";
     for (const auto& r : results) {
       const auto& s = r.split;
-      t << "# " << r.dtype << ", " << r.samples << " samples: step " << crius::util::fmt(s.total_s) << " s (GEMMs " << crius::util::fmt(s.gemm_s)
-        << ", attention " << crius::util::fmt(s.attention_s) << ", other "
+      t << "# " << r.dtype << ", " << r.samples << " samples: step " << crius::util::fmt(s.total_s)
+        << " s (GEMMs " << crius::util::fmt(s.gemm_s) << ", attention " << crius::util::fmt(s.attention_s) << ", other "
         << crius::util::fmt(s.total_s - s.gemm_s - s.attention_s) << "); estimated "
         << crius::util::fmt(r.fit.estimated_before_s) << " s on the measured rates alone; fitted GEMM "
         << crius::util::fmt(r.fit.gemm_gflops) << " GFLOP/s (the layer's GEMMs alone: "
@@ -462,12 +465,7 @@ int main(int argc, char** argv) {
           cal.attention_efficiency = ae;
           cal.memory_efficiency = me;
           cal.memory_gbs = triad;
-          cl::Plan one;
-          one.stages.push_back(cl::StagePlan{0, 0, 1, 1});
-          one.micro_batches = 1;
-          one.micro_batch_size = r.samples;
-          one.schedule = crius::estimator::Schedule{crius::estimator::Schedule::Kind::gpipe, 1};
-          auto after = tr::predict(single, mc, r.dtype, one, r.samples, &cal);
+          auto after = tr::predict(single, mc, r.dtype, one_rank_plan(r.samples), r.samples, &cal);
           const double after_s = after ? after->iter_time_s : 0;
           std::printf("crius-profile: %s one-rank step of %d samples: measured %.6f s; estimated %.6f s before "
                       "calibration (measured/estimated %.2f), %.6f s after (%.2f)\n",
