@@ -132,6 +132,15 @@ Result<CommTable> CommTable::parse(std::string_view text, std::string source) {
   return t;
 }
 
+std::vector<std::pair<int, int>> CommTable::allocations() const {
+  std::vector<std::pair<int, int>> out;
+  for (const auto& c : m_curves)
+    if (c.alloc_nodes > 0 && c.alloc_gpn > 0 &&
+        std::find(out.begin(), out.end(), std::make_pair(c.alloc_nodes, c.alloc_gpn)) == out.end())
+      out.emplace_back(c.alloc_nodes, c.alloc_gpn);
+  return out;
+}
+
 Result<CommTable> CommTable::load(const std::string& path) {
   auto text = detail::read_file(path);
   if (!text) return make_error(text.error());

@@ -158,6 +158,8 @@ class CommTable {
   std::optional<double> time_s(CommOp op, int group_size, int nodes, double bytes, int alloc_nodes = 0,
                                int alloc_gpus_per_node = 0) const;
   bool empty() const { return m_curves.empty(); }
+  // The allocations (nodes, GPUs per node) the rows say they were measured on.
+  std::vector<std::pair<int, int>> allocations() const;
 
  private:
   struct Curve {

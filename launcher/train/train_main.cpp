@@ -261,6 +261,18 @@ int main(int argc, char** argv) {
       auto cal = tr::load_calibration(calibration_file);
       if (!cal) return err("--calibration: " + cal.error(), 2);
       calibration = std::move(*cal);
+      // Ranks that share cores run at the rate of their count: a calibration of another
+      // count still predicts, but the user should know.
+      if (calibration->comm && wr == 0) {
+        const auto measured = calibration->comm->allocations();
+        const std::pair<int, int> here{profile->nodes, profile->ranks_per_node};
+        if (!measured.empty() && std::find(measured.begin(), measured.end(), here) == measured.end())
+          std::fprintf(stderr,
+                       "crius-train: warning: --calibration %s was measured on %d node(s) x %d rank(s), this run "
+                       "has %d x %d: ranks that share cores or links run at other rates (crius-profile(1))\n",
+                       calibration_file.c_str(), measured.front().first, measured.front().second, here.first,
+                       here.second);
+      }
     }
     predicted = tr::predict(*profile, mc, dtype, plan, samples, calibration ? &*calibration : nullptr);
     if (calibration)

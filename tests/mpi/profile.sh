@@ -50,6 +50,12 @@ crius-launch --dp 2 -- crius-train $shape --samples 4 --steps 2 -q --calibration
   { cat train.txt; fail "crius-train --calibration failed"; }
 grep -q 'calibrated by cal.toml (attention .*, measured collectives), .* s uncalibrated' train.txt ||
   { cat train.txt; fail "crius-train does not say it is calibrated"; }
+grep -q 'warning' train.txt && { cat train.txt; fail "a calibration of the run's own rank count was warned about"; }
+# A calibration of another rank count still predicts, with a warning naming both counts.
+crius-launch -n 1 -- crius-train $shape --samples 4 --steps 1 -q --calibration cal.toml >one.txt 2>&1 ||
+  { cat one.txt; fail "crius-train with a 2-rank calibration on 1 rank failed"; }
+grep -q 'warning: --calibration cal.toml was measured on 1 node(s) x 2 rank(s), this run has 1 x 1' one.txt ||
+  { cat one.txt; fail "no warning for a calibration of another rank count"; }
 python3 - r.json <<'PY' || fail "report"
 import json, sys
 c = json.load(open(sys.argv[1]))["estimate"]["calibration"]
