@@ -192,6 +192,10 @@ BOOST_AUTO_TEST_CASE(calibration_table) {
   BOOST_TEST(t->time_s(est::CommOp::all_reduce, 2, 1, 10000).value_or(0) == 1e-2, boost::test_tools::tolerance(1e-9));
   BOOST_TEST(t->time_s(est::CommOp::all_reduce, 2, 1, 200000).value_or(0) == 2e-1, boost::test_tools::tolerance(1e-9));
   BOOST_TEST(!t->time_s(est::CommOp::all_gather, 2, 1, 10000).has_value());
+  BOOST_TEST((t->allocations() == std::vector<std::pair<int, int>>{{1, 2}}));
+  auto shapeless = est::CommTable::parse("op,group_size,nodes_per_group,bytes,time_s\nsend,2,1,8,1e-6\n", "c.csv");
+  BOOST_REQUIRE(shapeless.ok());
+  BOOST_TEST(shapeless->allocations().empty());
   auto bad = est::CommTable::parse("op,group_size,nodes_per_group,bytes,time_s\nall-reduce,2,1,-5,1\n", "c.csv");
   BOOST_REQUIRE(!bad.ok());
   BOOST_TEST(contains(bad.error(), "c.csv:2:4: column 'bytes' must be a number in (0, 1e15]"));
