@@ -176,14 +176,6 @@ Result<StepFit> fit_step(const MachineProfile& prof, const ModelConfig& mc, cons
   f.attention_efficiency = std::min(10.0, A / scale / split.attention_s);
   f.memory_efficiency = std::min(1.0, M / rest);
   f.estimated_before_s = *base;
-  MachineProfile fitted = prof;
-  fitted.gemm_gflops = f.gemm_gflops;
-  est::CostConstants c = measured_constants();
-  c.attention_efficiency = f.attention_efficiency;
-  c.memory_efficiency = f.memory_efficiency;
-  auto after = estimate_with(fitted, mc, dtype, plan, samples, c, nullptr);
-  if (!after) return make_error(after.error());
-  f.estimated_after_s = after->iter_time_s;
   return f;
 }
 

@@ -63,7 +63,7 @@ struct StepSplit {
 // attention and remaining time equal to `split`'s.
 struct StepFit {
   double gemm_gflops = 0, attention_efficiency = 0, memory_efficiency = 0;
-  double estimated_before_s = 0, estimated_after_s = 0;  // the step, on the profile alone and fitted
+  double estimated_before_s = 0;  // the step, on the profile alone
 };
 Result<StepFit> fit_step(const MachineProfile& profile, const ModelConfig& model, const std::string& dtype,
                          const Plan& plan, int samples, const StepSplit& split);

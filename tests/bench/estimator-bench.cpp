@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/util.h"
@@ -176,7 +176,8 @@ static int accuracy(const std::string& cluster_path, const std::string& csv) {
     return best;
   };
   std::vector<double> loo_err, in_err, def_err;
-  std::map<std::string, std::vector<double>> by_class;  // family, GPU, one node or more: signed LOO errors
+  // (family, GPU, one node or more) -> signed LOO errors
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> by_class;
   int oom_right = 0, oom_total = 0, feas_wrong = 0;
   const Fit all = fit(N);
   std::printf("%-12s %-5s %5s %-5s %5s %3s %9s %9s %7s\n", "model", "size", "batch", "gpu", "nodes", "gpn", "measured",
@@ -201,7 +202,7 @@ static int accuracy(const std::string& cluster_path, const std::string& csv) {
     }
     double e = std::fabs(t / p.measured - 1);
     loo_err.push_back(e);
-    by_class[p.model + " " + p.gpu + (p.nodes > 1 ? " >1" : " 1")].push_back(t / p.measured - 1);
+    by_class[{p.model, p.gpu, p.nodes > 1 ? ">1" : "1"}].push_back(t / p.measured - 1);
     const double tin = pred[i][all.f * K + all.k.at(group(i))];
     if (!std::isnan(tin)) in_err.push_back(std::fabs(tin / p.measured - 1));
     if (!std::isnan(pred_default[i])) def_err.push_back(std::fabs(pred_default[i] / p.measured - 1));
@@ -211,9 +212,7 @@ static int accuracy(const std::string& cluster_path, const std::string& csv) {
   std::printf("\nleave-one-out error by model family, GPU type and nodes (estimate / measured - 1):\n");
   std::printf("%-12s %-5s %5s %6s %14s %14s\n", "model", "gpu", "nodes", "points", "median_signed", "mean_abs");
   for (auto& [cls, errs] : by_class) {
-    std::istringstream f(cls);
-    std::string family, gpu, nodes;
-    f >> family >> gpu >> nodes;
+    const auto& [family, gpu, nodes] = cls;
     double abs_sum = 0;
     for (double e : errs) abs_sum += std::fabs(e);
     std::printf("%-12s %-5s %5s %6zu %13.1f%% %13.1f%%\n", family.c_str(), gpu.c_str(), nodes.c_str(), errs.size(),
