@@ -28,7 +28,10 @@ static LayerKind transformer_layer(const Model& m, bool moe) {
   if (moe) L.gemm_flops += 2 * s * h * m.experts;  // gate
   L.attn_flops = 4 * s * s * h;
   L.gemm_calls = 3 + mlp_mats;
-  L.mem_bytes_rep = 15 * s * h * db;  // layer norms, residual adds, dropouts
+  // Two layer norms (read and write the tokens) and two fused bias-dropout-residual adds
+  // (read two inputs, write the sum and a one-byte mask), as Megatron-LM's fused kernels and
+  // XLA's fusions run them.
+  L.mem_bytes_rep = (10 * db + 2) * s * h;
   L.mem_bytes_tp = (mlp_scale * (mlp_mats == 3 ? 3 : 2) * s * f + 4 * s * h) * db;
   L.mem_bytes_attn = a * s * s * (4 * db + 1);
   if (moe && m.expert_group_size > 0) {

@@ -4,10 +4,15 @@
 # (tests/data/estimator/measured-calibration.csv). One constant per GPU type
 # (gemm_efficiency) is fitted; the error is reported leave-one-out (each point
 # predicted with the constant fitted on the other points of its GPU type),
-# plus whether every OOM point is predicted infeasible.
+# plus whether every OOM point is predicted infeasible. Then the published Megatron-LM
+# runs of tests/data/estimator/megatron-published.csv (runtime profile megatron, the
+# papers' plans pinned, the shipped constants: nothing is fitted to them).
 set -eu
 : "${TOP:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${B:=$TOP/build}"
 bench=$B/tests/bench/estimator-bench
 [ -x "$bench" ] || { echo "estimator-bench not built (make B=... bench)"; exit 1; }
 "$bench" accuracy "$TOP/tests/data/estimator/arena-hw.toml" "$TOP/tests/data/estimator/measured-calibration.csv"
+echo
+echo "published Megatron-LM runs (estimate / published - 1):"
+"$bench" published "$TOP/tests/data/estimator/megatron-a100.toml" "$TOP/tests/data/estimator/megatron-published.csv"

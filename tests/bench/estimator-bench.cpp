@@ -1,6 +1,7 @@
 // estimator-bench: speed and accuracy figures of the estimator.
 //   estimator-bench speed CLUSTER MODEL BATCH        one-Cell search and all-Cells ranking times
 //   estimator-bench accuracy CLUSTER MEASURED.csv    leave-one-out error against measured iteration times
+//   estimator-bench published CLUSTER RUNS.csv       error against published Megatron-LM runs, plan pinned
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -232,10 +234,85 @@ static int accuracy(const std::string& cluster_path, const std::string& csv) {
   return 0;
 }
 
+static std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> f;
+  std::stringstream ss(line);
+  std::string x;
+  while (std::getline(ss, x, ',')) f.push_back(x);
+  if (!line.empty() && line.back() == ',') f.emplace_back();
+  return f;
+}
+
+// Published runs (megatron-published.csv): each estimated on the cluster's first partition
+// with the paper's tp, stages, micro-batch, schedule, recomputation and sequence parallelism
+// pinned, with the shipped constants; no constant is fitted to them.
+static int published(const std::string& cluster_path, const std::string& csv) {
+  auto c = est::load_cluster(cluster_path);
+  if (!c) return std::fprintf(stderr, "%s\n", c.error().c_str()), 2;
+  if (c->partitions.empty()) return std::fprintf(stderr, "%s: no partition\n", cluster_path.c_str()), 2;
+  const est::Partition& part = c->partitions.front();
+  std::ifstream in(csv);
+  if (!in) return std::fprintf(stderr, "%s: cannot open\n", csv.c_str()), 2;
+  std::string line;
+  bool header = true;
+  int lineno = 0;
+  std::map<std::string, std::vector<double>> by_mode;
+  std::printf("%-13s %-13s %5s %6s %3s %6s %-14s %-9s %9s %9s %7s\n", "source", "model", "gpus", "stages", "tp", "batch",
+              "schedule", "recompute", "published", "estimate", "error");
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.empty() || line[0] == '#') continue;
+    if (header) {
+      header = false;
+      continue;
+    }
+    auto f = split_csv(line);
+    if (f.size() != 12) return std::fprintf(stderr, "%s:%d: expected 12 fields\n", csv.c_str(), lineno), 2;
+    auto m = c->models.resolve(f[1]);
+    if (!m) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, m.error().c_str()), 2;
+    est::Request req;
+    req.model = *m;
+    req.global_batch = std::stoi(f[6]);
+    req.pins.tp = std::stoi(f[5]);
+    req.pins.micro_batch_size = std::stoi(f[7]);
+    if (!f[8].empty()) {
+      auto sc = est::parse_schedule(f[8]);
+      if (!sc) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, sc.error().c_str()), 2;
+      req.pins.schedule = *sc;
+    }
+    auto rc = est::parse_recompute(f[9]);
+    if (!rc) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, rc.error().c_str()), 2;
+    req.pins.recompute = *rc;
+    req.pins.sequence_parallel = f[10] == "on";
+    const est::Cell cell{part.name, part.gpu, std::stoi(f[2]), std::stoi(f[3]), std::stoi(f[4])};
+    const double pub = std::stod(f[11]);
+    est::Estimate e = est::estimate_cell(req, cell, *c);
+    if (!e.feasible) {
+      std::printf("%-13s %-13s infeasible: %s\n", f[0].c_str(), f[1].c_str(), e.why.c_str());
+      continue;
+    }
+    const double err = e.iter_time_s / pub - 1;
+    by_mode[f[0] + " " + f[9]].push_back(err);
+    std::printf("%-13s %-13s %5d %6d %3d %6d %-14s %-9s %8.2fs %8.2fs %+6.1f%%\n", f[0].c_str(), f[1].c_str(),
+                cell.gpus(), cell.stages, *req.pins.tp, req.global_batch, est::to_string(e.plan.schedule).c_str(),
+                f[9].c_str(), pub, e.iter_time_s, 100 * err);
+  }
+  for (const auto& [mode, errs] : by_mode) {
+    double sum = 0, worst = 0;
+    for (double x : errs) sum += std::fabs(x), worst = std::max(worst, std::fabs(x));
+    std::printf("%-24s %zu runs: mean absolute error %.1f%%, worst %.1f%%\n", mode.c_str(), errs.size(),
+                100 * sum / static_cast<double>(errs.size()), 100 * worst);
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "speed" && argc == 5) return speed(argv[2], argv[3], std::atoi(argv[4]));
   if (mode == "accuracy" && argc == 4) return accuracy(argv[2], argv[3]);
-  std::fprintf(stderr, "usage: estimator-bench speed CLUSTER MODEL BATCH | accuracy CLUSTER MEASURED.csv\n");
+  if (mode == "published" && argc == 4) return published(argv[2], argv[3]);
+  std::fprintf(stderr,
+               "usage: estimator-bench speed CLUSTER MODEL BATCH | accuracy CLUSTER MEASURED.csv | published CLUSTER "
+               "RUNS.csv\n");
   return 2;
 }
