@@ -75,6 +75,15 @@ struct Point {
   bool oom = false;
 };
 
+static std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> f;
+  std::stringstream ss(line);
+  std::string x;
+  while (std::getline(ss, x, ',')) f.push_back(x);
+  if (!line.empty() && line.back() == ',') f.emplace_back();
+  return f;
+}
+
 static std::vector<Point> read_points(const std::string& path) {
   std::vector<Point> out;
   std::ifstream in(path);
@@ -86,10 +95,7 @@ static std::vector<Point> read_points(const std::string& path) {
       header = false;
       continue;
     }
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    std::string x;
-    while (std::getline(ss, x, ',')) f.push_back(x);
+    std::vector<std::string> f = split_csv(line);
     if (f.size() < 8) f.resize(8);
     Point p;
     p.model = f[0], p.size = f[1], p.batch = std::stoi(f[2]), p.gpu = f[3];
@@ -232,15 +238,6 @@ static int accuracy(const std::string& cluster_path, const std::string& csv) {
   std::printf("OOM points predicted infeasible: %d of %d; measured-feasible points predicted OOM: %d\n", oom_right,
               oom_total, feas_wrong);
   return 0;
-}
-
-static std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> f;
-  std::stringstream ss(line);
-  std::string x;
-  while (std::getline(ss, x, ',')) f.push_back(x);
-  if (!line.empty() && line.back() == ',') f.emplace_back();
-  return f;
 }
 
 // Published runs (megatron-published.csv): each estimated on the cluster's first partition

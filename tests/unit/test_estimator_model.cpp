@@ -202,6 +202,16 @@ BOOST_AUTO_TEST_CASE(cells_enumeration) {
   for (const auto& cell : alpa) BOOST_TEST(cell.stages <= 16);
 }
 
+// GPT-3 175B as Megatron-LM's papers ran it: tensor parallel 8, micro-batch 1.
+static est::Request megatron_gpt3_175b(const est::Cluster& c, int global_batch) {
+  est::Request req;
+  req.model = *c.models.resolve("gpt3-175b");
+  req.global_batch = global_batch;
+  req.pins.tp = 8;
+  req.pins.micro_batch_size = 1;
+  return req;
+}
+
 BOOST_AUTO_TEST_CASE(published_megatron_gpt3_175b_on_1024_a100) {
   // Narayanan et al., SC'21, table 1: GPT-3 175B, 1024 A100-80GB (t=8, p=16, d=8),
   // global batch 1536, full recompute: 138 TFLOP/s per GPU counted with the
@@ -209,11 +219,7 @@ BOOST_AUTO_TEST_CASE(published_megatron_gpt3_175b_on_1024_a100) {
   // 12% fast: the 2022 Megatron-LM of the next test ran the same model at 162 TFLOP/s per GPU
   // counted the same way, and the constants match that one.
   est::Cluster c = cluster("megatron-a100.toml");
-  est::Request req;
-  req.model = *c.models.resolve("gpt3-175b");
-  req.global_batch = 1536;
-  req.pins.tp = 8;
-  req.pins.micro_batch_size = 1;
+  est::Request req = megatron_gpt3_175b(c, 1536);
   req.pins.recompute = est::Recompute::full;
   req.pins.sequence_parallel = false;
   est::Estimate e = est::estimate_cell(req, est::Cell{"dgx", "a100-80gb", 128, 8, 16}, c);
@@ -236,11 +242,7 @@ BOOST_AUTO_TEST_CASE(published_megatron_gpt3_175b_on_64_a100_full_and_selective)
   // full recompute and tensor parallelism only, 13.75 s with selective recompute and sequence
   // parallelism. tests/bench/estimator-accuracy.sh reports all of table 5; this guards one row.
   est::Cluster c = cluster("megatron-a100.toml");
-  est::Request req;
-  req.model = *c.models.resolve("gpt3-175b");
-  req.global_batch = 64;
-  req.pins.tp = 8;
-  req.pins.micro_batch_size = 1;
+  est::Request req = megatron_gpt3_175b(c, 64);
   req.pins.schedule = est::Schedule{est::Schedule::Kind::interleaved, 3};
   const est::Cell cell{"dgx", "a100-80gb", 8, 8, 8};
   for (auto [rc, sp, published] : {std::tuple{est::Recompute::full, false, 18.13},
