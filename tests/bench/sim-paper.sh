@@ -7,6 +7,9 @@
 # Paper (simulation): mean JCT 81% lower than FCFS, 77% than Gavel, 75% than Sia.
 # Takes about 15 minutes (philly is the longest). SIM_TRACES="venus pai" runs a subset.
 set -eu
+# Scratch files go to the runner's folder (tests/bench/run), or to a fresh one when run alone.
+if [ -z "${TEST_TMP:-}" ]; then TEST_TMP=$(mktemp -d); trap 'rm -rf "$TEST_TMP"' EXIT; fi
+cd "$TEST_TMP"
 data=${CRIUS_ARENA_DATA:-$TOP/../shared/data/arena}
 cluster=$TOP/etc/crius/examples/paper-sim.toml
 [ -f "$cluster" ] || { echo "skip: $cluster missing"; exit 0; }

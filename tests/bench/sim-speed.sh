@@ -4,6 +4,9 @@
 # of one scheduling round. Reports wall and user CPU time: on a loaded machine
 # the CPU time is the fairer figure (crius-sim is single-threaded).
 set -eu
+# Scratch files go to the runner's folder (tests/bench/run), or to a fresh one when run alone.
+if [ -z "${TEST_TMP:-}" ]; then TEST_TMP=$(mktemp -d); trap 'rm -rf "$TEST_TMP"' EXIT; fi
+cd "$TEST_TMP"
 trace=$TOP/tests/data/traces/simulate_trace_philly.csv
 cluster=$TOP/etc/crius/examples/paper-sim.toml
 [ -f "$trace" ] && [ -f "$cluster" ] || { echo "skip: $trace or $cluster missing"; exit 0; }

@@ -6,6 +6,9 @@
 # paper's restart model; then the deadline mode (EDF baselines, deadline-aware crius).
 # Paper (testbed): Crius 1.49x FCFS, 1.38x Gavel, 1.20x ElasticFlow-LS throughput.
 set -eu
+# Scratch files go to the runner's folder (tests/bench/run), or to a fresh one when run alone.
+if [ -z "${TEST_TMP:-}" ]; then TEST_TMP=$(mktemp -d); trap 'rm -rf "$TEST_TMP"' EXIT; fi
+cd "$TEST_TMP"
 data=${CRIUS_ARENA_DATA:-$TOP/../shared/data/arena}
 trace=$TOP/tests/data/traces/runtime_trace.csv
 cluster=$TOP/etc/crius/examples/paper-testbed.toml

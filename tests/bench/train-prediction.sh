@@ -8,6 +8,9 @@
 # Each plan runs TRAIN_PREDICTION_REPEAT times (3): a machine shared with others slows
 # whole runs down now and then, and the median run is the figure.
 set -eu
+# Scratch files go to the runner's folder (tests/bench/run), or to a fresh one when run alone.
+if [ -z "${TEST_TMP:-}" ]; then TEST_TMP=$(mktemp -d); trap 'rm -rf "$TEST_TMP"' EXIT; fi
+cd "$TEST_TMP"
 command -v mpirun >/dev/null || { echo "skip: mpirun not installed"; exit 0; }
 unset SLURM_JOB_ID CRIUS_STAGES CRIUS_PLAN_JSON
 shape="--hidden 128 --ffn 512 --heads 8 --seq 64 --layers 4"
