@@ -269,9 +269,17 @@ static int published(const std::string& cluster_path, const std::string& csv) {
     if (!m) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, m.error().c_str()), 2;
     est::Request req;
     req.model = *m;
-    req.global_batch = std::stoi(f[6]);
-    req.pins.tp = std::stoi(f[5]);
-    req.pins.micro_batch_size = std::stoi(f[7]);
+    int nodes = 0, gpn = 0, stages = 0;
+    double pub = 0;
+    try {
+      req.global_batch = std::stoi(f[6]);
+      req.pins.tp = std::stoi(f[5]);
+      req.pins.micro_batch_size = std::stoi(f[7]);
+      nodes = std::stoi(f[2]), gpn = std::stoi(f[3]), stages = std::stoi(f[4]);
+      pub = std::stod(f[11]);
+    } catch (const std::exception&) {
+      return std::fprintf(stderr, "%s:%d: a number field is not a number\n", csv.c_str(), lineno), 2;
+    }
     if (!f[8].empty()) {
       auto sc = est::parse_schedule(f[8]);
       if (!sc) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, sc.error().c_str()), 2;
@@ -281,8 +289,7 @@ static int published(const std::string& cluster_path, const std::string& csv) {
     if (!rc) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, rc.error().c_str()), 2;
     req.pins.recompute = *rc;
     req.pins.sequence_parallel = f[10] == "on";
-    const est::Cell cell{part.name, part.gpu, std::stoi(f[2]), std::stoi(f[3]), std::stoi(f[4])};
-    const double pub = std::stod(f[11]);
+    const est::Cell cell{part.name, part.gpu, nodes, gpn, stages};
     est::Estimate e = est::estimate_cell(req, cell, *c);
     if (!e.feasible) {
       std::printf("%-13s %-13s infeasible: %s\n", f[0].c_str(), f[1].c_str(), e.why.c_str());
