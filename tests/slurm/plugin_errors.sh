@@ -17,24 +17,23 @@ printf 'family = "transformer"\nlayers = 12\nhidden = 1024\nheads = 16\nffn_hidd
 head -c 10485760 /dev/zero | tr '\0' '#' >huge.toml
 mkdir -p adir.toml
 n=0
-# bad CMD PATTERN ARGS...: CMD (sbatch/srun/salloc) with ARGS exits non-zero within 10 s,
-# prints "crius" and PATTERN on stderr, and no job is created.
+# bad CMD PATTERN ARGS...: CMD (sbatch/srun/salloc) with ARGS exits non-zero, prints "crius"
+# and PATTERN on stderr, and no job is created (one that waits for resources instead of refusing
+# is killed after 60 s, exit 124, and fails).
 bad() {
-  local cmd=$1 pat=$2 rc t0 before after; shift 2
+  local cmd=$1 pat=$2 rc before after; shift 2
   n=$((n + 1))
   before=$(squeue -h -t all -o %i | wc -l)
-  t0=$SECONDS
   case $cmd in
-    sbatch) timeout 20 sbatch -o /dev/null "$@" job.sh >out.txt 2>err.txt ;;
-    srun) timeout 20 srun "$@" true >out.txt 2>err.txt ;;
-    salloc) timeout 20 salloc "$@" true >out.txt 2>err.txt ;;
+    sbatch) timeout 60 sbatch -o /dev/null "$@" job.sh >out.txt 2>err.txt ;;
+    srun) timeout 60 srun "$@" true >out.txt 2>err.txt ;;
+    salloc) timeout 60 salloc "$@" true >out.txt 2>err.txt ;;
   esac
   rc=$?
   echo "[$n] $cmd $* -> rc $rc: $(grep -m1 crius err.txt)"
   [ $rc -ne 0 ] && [ $rc -ne 124 ] || { cat out.txt err.txt; fail "[$n] accepted (rc $rc)"; }
   grep -q 'crius' err.txt || { cat err.txt; fail "[$n] message does not mention crius"; }
   grep -Eq -- "$pat" err.txt || { cat err.txt; fail "[$n] message does not match /$pat/"; }
-  [ $((SECONDS - t0)) -le 10 ] || fail "[$n] took $((SECONDS - t0)) s"
   after=$(squeue -h -t all -o %i | wc -l)
   [ "$after" = "$before" ] || fail "[$n] a job was created"
 }

@@ -150,6 +150,37 @@ BOOST_AUTO_TEST_CASE(estimate_is_consistent) {
   BOOST_TEST(j["plan"]["stages"].size() == 2u);
 }
 
+// A pipeline's bubble is what the plan makes it: one micro-batch through two stages waits for
+// the other stage, about a whole one (the embedding and the head make them unequal); eight
+// micro-batches of the same size pass through the same two stages (the sum of their times per
+// micro-batch is the same) and wait at most one eighth of the compute.
+BOOST_AUTO_TEST_CASE(pipeline_bubble_follows_the_plan) {
+  est::Cluster c = cluster();
+  est::Request req;
+  req.model = *c.models.resolve("gpt3-1.3b");
+  req.pins.tp = 1;
+  req.pins.micro_batch_size = 1;
+  req.pins.schedule = est::Schedule{est::Schedule::Kind::one_f_one_b, 1};
+  req.pins.recompute = est::Recompute::none;
+  const est::Cell cell{"a100", "a100", 1, 2, 2};
+  req.global_batch = 1;
+  req.pins.micro_batches = 1;
+  est::Estimate one = est::estimate_cell(req, cell, c);
+  BOOST_REQUIRE_MESSAGE(one.feasible, one.why);
+  BOOST_TEST(one.plan.micro_batches == 1);
+  const auto& b1 = one.breakdown;
+  BOOST_TEST(b1.bubble > 0.6 * b1.compute);
+  BOOST_TEST(b1.bubble <= b1.compute * (1 + 1e-12));
+  req.global_batch = 8;
+  req.pins.micro_batches = 8;
+  est::Estimate eight = est::estimate_cell(req, cell, c);
+  BOOST_REQUIRE_MESSAGE(eight.feasible, eight.why);
+  const auto& b8 = eight.breakdown;
+  BOOST_TEST(b8.compute / 8 + b8.bubble == b1.compute + b1.bubble, tt::tolerance(1e-9));
+  BOOST_TEST(b8.bubble > 0);
+  BOOST_TEST(b8.bubble <= b8.compute / 8 * (1 + 1e-12));
+}
+
 BOOST_AUTO_TEST_CASE(pins_are_obeyed_and_infeasible_says_why) {
   est::Cluster c = cluster();
   est::Request req;
