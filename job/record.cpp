@@ -195,14 +195,15 @@ std::string to_text(const Record& rec) {
   if (q.max_gpus) rq["max_gpus"] = *q.max_gpus;
   if (!q.partitions.empty()) rq["partitions"] = q.partitions;
   if (q.movable) rq["movable"] = true;
-  json j = {{"crius", kRecordVersion},
-            {"request", std::move(rq)},
-            {"cell", est::to_json(rec.cell)},
-            {"plan", est::to_json(rec.plan)},
-            {"estimate", {{"iter_time_s", rec.iter_time_s},
-                          {"samples_per_s", rec.samples_per_s},
-                          {"memory_gib", rec.memory_gib}}},
-            {"by", rec.by}};
+  // "crius" first: looks_like_record() knows a record by its first bytes.
+  nlohmann::ordered_json j;
+  j["crius"] = kRecordVersion;
+  j["request"] = std::move(rq);
+  j["cell"] = est::to_json(rec.cell);
+  j["plan"] = est::to_json(rec.plan);
+  j["estimate"] = json{{"iter_time_s", rec.iter_time_s}, {"samples_per_s", rec.samples_per_s},
+                       {"memory_gib", rec.memory_gib}};
+  j["by"] = rec.by;
   if (rec.deadline_met) j["deadline_met"] = *rec.deadline_met;
   if (rec.partial) j["partial"] = true;
   if (!rec.top.empty()) {
@@ -218,7 +219,7 @@ std::string to_text(const Record& rec) {
   if (!rec.nodes.empty()) j["nodes"] = rec.nodes;
   if (!rec.moved_at.empty()) j["moved_at"] = rec.moved_at;
   if (!rec.unmovable.empty()) j["unmovable"] = rec.unmovable;
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 std::optional<Result<Record>> parse_record(std::string_view text) {

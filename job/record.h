@@ -78,6 +78,11 @@ struct Record {
 // Compact JSON: {"crius":2,"request":{...},"cell":{...},"plan":{...},"estimate":{...},
 // "by":"...","top":[...],"move":{...}}.
 std::string to_text(const Record& r);
+// Whether an AdminComment is a crius record, by its first bytes only (for slurmctld, where
+// nothing is parsed that need not be; AdminComment is admin-only, so nothing else begins so).
+inline bool looks_like_record(std::string_view admin_comment) {
+  return admin_comment.substr(0, 9) == R"({"crius":)";
+}
 // nullopt: not a crius record (empty, not JSON, no "crius" key): not crius's job.
 // An error: a crius record that does not read (another version, a bad key), naming it.
 std::optional<Result<Record>> parse_record(std::string_view admin_comment);

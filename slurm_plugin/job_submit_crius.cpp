@@ -30,6 +30,7 @@ extern "C" {
 #include "job/record.h"
 #include "slurm_plugin/apply_cell.h"
 #include "slurm_plugin/request.h"
+#include "slurm_plugin/slurm_compat.h"
 #include "slurm_plugin/submit.h"
 
 #ifndef CRIUS_SLURM_SYSCONFDIR
@@ -54,7 +55,11 @@ extern const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 int init(void);
 void fini(void);
 int job_submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg);
+#if CRIUS_JOB_MODIFY_HAS_ERR_MSG
+int job_modify(job_desc_msg_t* job_desc, struct job_record* job_ptr, uint32_t submit_uid, char** err_msg);
+#else
 int job_modify(job_desc_msg_t* job_desc, struct job_record* job_ptr, uint32_t submit_uid);
+#endif
 }
 
 namespace {
@@ -321,4 +326,57 @@ extern "C" int job_submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** 
   }
 }
 
-extern "C" int job_modify(job_desc_msg_t*, struct job_record*, uint32_t) { return SLURM_SUCCESS; }
+namespace {
+
+// The fields of an update that would change a job's Cell (apply_cell.h writes them), named as
+// scontrol names them; "" if none.
+std::string cell_fields_in(const job_desc_msg_t& d) {
+  std::vector<std::string> f;
+  if (d.partition) f.push_back("Partition");
+  if (d.tres_per_node || d.tres_per_job || d.tres_per_socket || d.tres_per_task) f.push_back("Gres/TRES");
+  if (d.features) f.push_back("Features");
+  if (d.min_nodes != NO_VAL || d.max_nodes != NO_VAL) f.push_back("NumNodes");
+  if (d.num_tasks != NO_VAL || d.ntasks_per_node != NO_VAL16) f.push_back("NumTasks");
+  return crius::util::join(f, ", ");
+}
+
+// A crius job's partition, GPUs, nodes and features are its Cell: the record says which Cell
+// it has, criusd keeps Slurm and the record the same, and crius-launch starts the plan of that
+// Cell. Its owner changing them with `scontrol update` would leave the job running a plan for
+// other GPUs, so the update is refused; root and SlurmUser (admins, criusd) may change them,
+// and criusd then leaves the job alone as inconsistent (criusd(8)). Nothing is parsed: the
+// record is admin-only text, recognised by its first bytes.
+int modify(job_desc_msg_t* job_desc, struct job_record* job_ptr, uint32_t submit_uid, char** err_msg) {
+  if (!job_desc || !job_ptr || submit_uid == 0 || submit_uid == getuid()) return SLURM_SUCCESS;
+  const char* record = crius::slurm::compat::job_admin_comment(job_ptr);
+  if (!record || !crius::job::looks_like_record(record)) return SLURM_SUCCESS;
+  const std::string fields = cell_fields_in(*job_desc);
+  if (fields.empty()) return SLURM_SUCCESS;
+  const std::string why = fields + (fields.find(',') == std::string::npos ? " is" : " are") +
+                          " part of the job's crius Cell: resubmit with the --crius-* options you need "
+                          "(--crius-cell, --crius-max-gpus, -p), or ask an administrator";
+  slurm_info("job_submit/crius: refused an update by uid %u of a crius job: %s", submit_uid, why.c_str());
+  tell(err_msg, "crius: " + why);
+  return ESLURM_ACCESS_DENIED;
+}
+
+}  // namespace
+
+#if CRIUS_JOB_MODIFY_HAS_ERR_MSG
+extern "C" int job_modify(job_desc_msg_t* job_desc, struct job_record* job_ptr, uint32_t submit_uid,
+                          char** err_msg) {
+  try {
+    return modify(job_desc, job_ptr, submit_uid, err_msg);
+  } catch (...) {
+    return SLURM_SUCCESS;  // nothing to protect that an exception could change
+  }
+}
+#else
+extern "C" int job_modify(job_desc_msg_t* job_desc, struct job_record* job_ptr, uint32_t submit_uid) {
+  try {
+    return modify(job_desc, job_ptr, submit_uid, nullptr);
+  } catch (...) {
+    return SLURM_SUCCESS;
+  }
+}
+#endif

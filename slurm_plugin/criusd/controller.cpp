@@ -61,6 +61,15 @@ int signal_number(const std::string& name) {
   return it == names.end() ? -1 : it->second;
 }
 
+// An action on one job: its ids and what its new Cell's CPUs are counted from.
+Action action_for(const SlurmJob& sj) {
+  Action a;
+  a.job = sj.id;
+  a.slurm_id = slurm_id(sj);
+  a.cpus_per_task = sj.cpus_per_task;
+  return a;
+}
+
 // A job that criusd signalled may save its checkpoint and exit (crius-train does): it ends
 // COMPLETED or FAILED after the move began. Slurm can requeue a finished batch job, so the
 // move goes on: requeued held, then the new Cell. A job cancelled or timed out stays ended.
@@ -72,10 +81,8 @@ std::optional<Action> requeue_after_checkpoint_exit(const SlurmJob& sj) {
   const std::string phase = rec.move->phase;
   if (phase != "signalling" && phase != "signalled" && phase != "requeuing") return std::nullopt;
   if (sj.end_time < rec.move->since) return std::nullopt;
-  Action a;
+  Action a = action_for(sj);
   a.kind = Action::Kind::requeue;
-  a.job = sj.id;
-  a.cpus_per_task = sj.cpus_per_task;
   a.from = rec.cell;
   a.to = rec.move->target;
   a.reason = rec.move->reason + "; it ended after the checkpoint signal";
@@ -246,11 +253,50 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       if (it == partition_index.end()) continue;
       auto& part = cluster.partitions[it->second];
       node_index[n.name] = static_cast<int>(cluster.nodes.size());
-      cluster.nodes.push_back({n.name, it->second, part.gpu, n.usable ? n.gpus : 0});
+      cluster.nodes.push_back({n.name, it->second, part.gpu, n.gpus});  // less what others hold, below
       part.nodes += 1;
       break;  // a node belongs to the first crius partition listing it
     }
   }
+
+  // Nodes Slurm gives no new job now: down, drained or failing, or in a reservation that is
+  // active or starts before the next round (a job placed there would wait, ReqNodeNotAvail).
+  // The jobs running there keep their GPUs; nothing is placed there.
+  std::set<std::string> unavailable;
+  for (const auto& n : snap.nodes)
+    if (!n.usable) unavailable.insert(n.name);
+  for (const auto& r : snap.reservations) {
+    if (r.end_time <= snap.now || static_cast<double>(r.start_time) > now + m_options.interval_s) continue;
+    if (r.all_nodes)
+      for (const auto& n : snap.nodes) unavailable.insert(n.name);
+    unavailable.insert(r.nodes.begin(), r.nodes.end());
+  }
+
+  // How a job's Slurm state differs from its record ("" if it does not): an admin's or the
+  // owner's change crius did not make, or nodes that crius counts in another partition. Such a
+  // job is left alone and reported; its GPUs stay taken (criusd(8), INCONSISTENT JOBS).
+  auto differs = [&](const SlurmJob& sj, const job::Record& rec, bool running) -> std::string {
+    const std::string verb = running ? "runs" : "asks";
+    if (!rec.cell.partition.empty() && sj.partition != rec.cell.partition)
+      return verb + " in partition " + sj.partition + ", its record says " + rec.cell.partition;
+    const int gpn = gpus_per_node_of(sj.tres_per_node);
+    if (gpn != rec.cell.gpus_per_node)
+      return (running ? "has " : "asks for ") + std::to_string(gpn) + " GPUs per node in Slurm, its record says " +
+             std::to_string(rec.cell.gpus_per_node);
+    if (!running) return "";
+    auto pit = partition_index.find(sj.partition);
+    if (pit == partition_index.end()) return "runs outside the partitions of crius.toml";
+    if (cluster.partitions[pit->second].gpu != rec.cell.gpu)
+      return "its record's GPU type " + rec.cell.gpu + " is not partition " + sj.partition + "'s (" +
+             cluster.partitions[pit->second].gpu + ")";
+    if (static_cast<int>(sj.nodes.size()) != rec.cell.nodes)
+      return "runs on " + std::to_string(sj.nodes.size()) + " nodes, its record says " + std::to_string(rec.cell.nodes);
+    for (const auto& host : sj.nodes)
+      if (auto it = node_index.find(host);
+          it == node_index.end() || cluster.nodes[it->second].partition != pit->second)
+        return "runs on node " + host + ", which crius counts in another partition or in none";
+    return "";
+  };
 
   // Moves criusd started in the last hour, per user (rate limits).
   std::map<std::string, int> user_moves;
@@ -268,7 +314,6 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   // Crius jobs: the ones the policy may place or move, the others with the reason why not.
   std::vector<sch::Job> jobs;
   std::vector<std::pair<const SlurmJob*, job::Record>> crius_jobs;  // same order as `jobs`
-  std::map<int, int> managed_gpus_on_node;  // GPUs of the running jobs the policy may move
   for (const auto& sj : snap.jobs) {
     if (!is_active(sj.state)) {
       if (auto a = requeue_after_checkpoint_exit(sj)) round.actions.push_back(*a);
@@ -306,9 +351,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     if (rec.move) {
       // Continue a move started in an earlier round (possibly by an earlier criusd).
       status.move = rec.move->phase + " -> " + estimator::describe(rec.move->target);
-      Action a;
-      a.job = sj.id;
-      a.cpus_per_task = sj.cpus_per_task;
+      Action a = action_for(sj);
       a.from = rec.cell;
       a.to = rec.move->target;
       a.reason = rec.move->reason;
@@ -344,12 +387,14 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
         a.abandon.clear();
         round.actions.push_back(a);
       } else if (!running) {
-        // Requeued: the new Cell, then the release of criusd's hold. A job requeued by
-        // someone else after the signal gets the new Cell and keeps its hold, unless it is
-        // the hold of a requeue criusd made of a job that ended on the signal.
+        // Requeued: the new Cell, then the release of criusd's hold, and of no other: a hold an
+        // admin or the owner placed since (requeued_held is false then) stays. A job requeued by
+        // someone else before criusd's requeue gets the new Cell and keeps its hold, unless it
+        // is the hold of a requeue criusd made of a job that ended on the signal.
         const estimator::Cell target = rec.move->target;
         const std::vector<std::string> target_nodes = rec.move->nodes;
-        a.release = phase == "requeuing" || phase == "requeued" || sj.requeued_held;
+        a.release = sj.requeued_held &&
+                    (phase == "requeuing" || phase == "requeued" || sj.end_time >= rec.move->since);
         rec.move.reset();
         if (replan(m_cluster, rec, target)) {
           rec.nodes = target_nodes;  // where the policy placed it
@@ -384,6 +429,28 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       skip("pinned to nodes by the user (-w)");
       continue;
     }
+    if (sj.het_job_id != 0) {
+      skip("a component of heterogeneous job " + std::to_string(sj.het_job_id) + " (crius leaves hetjobs to Slurm)");
+      continue;
+    }
+    if (!sj.array_tasks.empty() && !sj.array_task_id) {
+      skip("pending tasks " + sj.array_tasks + " of job array " + std::to_string(sj.array_job_id) +
+           " (each is considered once Slurm makes it a job of its own)");
+      continue;
+    }
+    if (!sj.reservation.empty()) {
+      skip("in reservation " + sj.reservation + " (Slurm places it there)");
+      continue;
+    }
+    if (std::string d = differs(sj, rec, running); !d.empty()) {
+      status.problem = "its Slurm state differs from its record: " + d;
+      skip(status.problem);
+      continue;
+    }
+    if (!running && sj.restarts > 0 && !rec.request.movable) {
+      skip("requeued by Slurm after it ran; it keeps its Cell and plan (not --crius-movable)");
+      continue;
+    }
     if (!running) {
       // Only jobs Slurm could start now: not held, not waiting for a dependency or a begin time.
       if (sj.priority == 0 || sj.reason.rfind("JobHeld", 0) == 0) {
@@ -398,7 +465,11 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
         skip("waits for its begin time");
         continue;
       }
-      if (sj.reason != "None" && sj.reason != "Resources" && sj.reason != "Priority") {
+      // ReqNodeNotAvail: the nodes it may use (its partition's, or criusd's pin) are down,
+      // drained or reserved. That is capacity lost, as for any job: the round places it where
+      // it can run, or clears criusd's pin.
+      if (sj.reason != "None" && sj.reason != "Resources" && sj.reason != "Priority" &&
+          sj.reason != "ReqNodeNotAvail") {
         skip("pending for " + sj.reason + ", not for resources");
         continue;
       }
@@ -420,7 +491,10 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       status.done_iterations = job.done_iterations;
     }
     status.remaining_s = status.est_iter_time_s * job.remaining();
-    job.submit_time = static_cast<double>(sj.submit_time);
+    // Waiting counts from when Slurm could first run the job (after a hold, a --begin or a
+    // dependency), not from its submission: a job held for a day does not jump those that
+    // started meanwhile.
+    job.submit_time = static_cast<double>(sj.eligible_time > 0 ? sj.eligible_time : sj.submit_time);
     job.priority = static_cast<double>(sj.priority);
     job.state = running ? sch::JobState::running : sch::JobState::pending;
     if (running) {
@@ -443,20 +517,9 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
         continue;
       }
       job.first_start = static_cast<double>(sj.start_time);
-      auto pit = partition_index.find(sj.partition);
-      if (pit != partition_index.end()) {
-        job.alloc.partition = pit->second;
-        job.alloc.shape = shape;
-        for (const auto& host : sj.nodes)
-          if (auto it = node_index.find(host); it != node_index.end()) job.alloc.node_ids.push_back(it->second);
-        job.alloc.shape.nodes = static_cast<int>(job.alloc.node_ids.size());
-      }
-      if (job.alloc.node_ids.empty()) {  // runs outside the crius partitions: leave it be
-        status.problem = "runs outside the partitions of crius.toml";
-        skip(status.problem);
-        continue;
-      }
-      for (int node : job.alloc.node_ids) managed_gpus_on_node[node] += job.alloc.shape.gpus_per_node;
+      job.alloc.partition = partition_index.at(sj.partition);  // differs() checked partition and nodes
+      job.alloc.shape = shape;
+      for (const auto& host : sj.nodes) job.alloc.node_ids.push_back(node_index.at(host));
     }
     status.considered = "policy";
     jobs.push_back(std::move(job));
@@ -487,13 +550,47 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   }
 
   // GPUs held by anything the policy may not move (jobs without a record, pinned jobs,
-  // jobs in the middle of a move) are not the policy's to give.
-  for (const auto& n : snap.nodes) {
-    auto it = node_index.find(n.name);
-    if (it == node_index.end()) continue;
-    auto& node = cluster.nodes[it->second];
-    int others = n.gpus_used - managed_gpus_on_node[it->second];
-    node.capacity = std::max(0, node.capacity - std::max(0, others));
+  // jobs in the middle of a move) are not the policy's to give; an unavailable node holds only
+  // the policy's jobs already there. Where Slurm counts fewer GPUs in use on a node than the
+  // records of the policy's jobs there claim, those jobs are left alone and reported as
+  // inconsistent, and their GPUs count as others'.
+  auto set_capacities = [&](std::set<std::size_t>* overclaimed) {
+    std::map<int, int> managed;  // GPUs of the running jobs the policy may move, per node
+    for (const auto& j : jobs)
+      for (int node : j.alloc.node_ids) managed[node] += j.alloc.shape.gpus_per_node;
+    for (const auto& n : snap.nodes) {
+      auto it = node_index.find(n.name);
+      if (it == node_index.end()) continue;
+      const int mine = managed[it->second], others = n.gpus_used - mine;
+      int& capacity = cluster.nodes[it->second].capacity;
+      capacity = unavailable.count(n.name) ? mine : std::max(0, n.gpus - std::max(0, others));
+      if (!overclaimed || (others >= 0 && mine <= capacity)) continue;
+      for (std::size_t i = 0; i < jobs.size(); ++i) {
+        const auto& ids = jobs[i].alloc.node_ids;
+        if (std::find(ids.begin(), ids.end(), it->second) == ids.end()) continue;
+        overclaimed->insert(i);
+        const std::string why = "its Slurm state differs from its record: Slurm counts " + std::to_string(n.gpus_used) +
+                                " GPUs in use on node " + n.name + ", the records of crius's jobs there " +
+                                std::to_string(mine);
+        for (auto& st : round.jobs)
+          if (st.job == crius_jobs[i].first->id) st.problem = why, st.considered = "no: " + why;
+      }
+    }
+  };
+  std::set<std::size_t> overclaimed;
+  set_capacities(&overclaimed);
+  if (!overclaimed.empty()) {
+    std::vector<sch::Job> kept;
+    std::vector<std::pair<const SlurmJob*, job::Record>> kept_crius;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      if (overclaimed.count(i)) continue;
+      jobs[i].id = static_cast<int>(kept.size());
+      kept.push_back(std::move(jobs[i]));
+      kept_crius.push_back(std::move(crius_jobs[i]));
+    }
+    jobs = std::move(kept);
+    crius_jobs = std::move(kept_crius);
+    set_capacities(nullptr);
   }
 
   sch::PolicyOptions popts;
@@ -507,8 +604,12 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   auto policy = sch::make_policy(m_options.policy, popts);
   if (!policy) return make_error(policy.error());
   sch::Scheduler scheduler(**policy, tput, popts);
-  auto decisions = scheduler.decide(cluster, jobs, now);
-  if (!decisions) return make_error("policy " + m_options.policy + ": " + decisions.error());
+  auto decided = scheduler.decide(cluster, jobs, now);
+  // A policy that fails decides nothing this round; the moves in flight go on, and the report
+  // says what is free as the jobs run.
+  if (!decided) round.notes.push_back("policy " + m_options.policy + " failed: " + decided.error() +
+                                      "; no job gets a new Cell this round");
+  const std::vector<sch::Decision> decisions = decided ? std::move(*decided) : std::vector<sch::Decision>{};
 
   // Where each job ends the round, for the free-GPU report: as it runs, unless moved or started.
   std::vector<sch::Allocation> ends(jobs.size());
@@ -516,7 +617,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   for (std::size_t i = 0; i < jobs.size(); ++i) ends[i] = jobs[i].alloc;
   // The scheduler core kept at most max_moves_per_round changes of running jobs (moves in
   // flight are not the policy's, so they take none of it).
-  for (const auto& d : *decisions) {
+  for (const auto& d : decisions) {
     auto& [sj, rec] = crius_jobs[d.job];
     const sch::Job& job = jobs[d.job];
     estimator::Cell to = rec.cell;
@@ -527,9 +628,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       to.gpus_per_node = d.target.shape.gpus_per_node;
       to.stages = d.target.shape.stages;
     }
-    Action a;
-    a.job = sj->id;
-    a.cpus_per_task = sj->cpus_per_task;
+    Action a = action_for(*sj);
     a.from = rec.cell;
     a.to = to;
     a.reason = d.reason;
@@ -582,12 +681,10 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     round.actions.push_back(a);
   }
   // A pending job criusd pinned that the policy does not start now waits for any nodes.
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
+  for (std::size_t i = 0; i < jobs.size() && decided; ++i) {
     auto& [sj, rec] = crius_jobs[i];
     if (jobs[i].state != sch::JobState::pending || placed[i] || rec.nodes.empty()) continue;
-    Action a;
-    a.job = sj->id;
-    a.cpus_per_task = sj->cpus_per_task;
+    Action a = action_for(*sj);
     a.from = a.to = rec.cell;
     a.reason = "waits: its pin to nodes " + util::join(rec.nodes, ",") + " is cleared";
     rec.nodes.clear();

@@ -60,6 +60,7 @@ struct Action {
   };
   Kind kind = Kind::update_pending;
   std::uint32_t job = 0;
+  std::string slurm_id;  // what Slurm's RPCs are given for this job alone (snapshot.h)
   estimator::Cell from, to;
   std::string before, after, abandon;  // records (job::to_text); "" = none for this step
   bool release = false;  // finish_move: release the hold criusd's requeue put on the job

@@ -64,41 +64,41 @@ Result<void> apply(SlurmClient& slurm, const ControllerOptions& o, const Action&
   switch (a.kind) {
     case Action::Kind::update_pending:
       if (!(a.to == a.from) || a.nodes) {
-        if (auto r = slurm.update_cell(a.job, a.to, a.cpus_per_task, false, a.nodes ? &*a.nodes : nullptr); !r) {
-          (void)slurm.update_cell(a.job, a.from, a.cpus_per_task, false);  // Slurm may have applied part of it
+        if (auto r = slurm.update_cell(a.slurm_id, a.to, a.cpus_per_task, false, a.nodes ? &*a.nodes : nullptr); !r) {
+          (void)slurm.update_cell(a.slurm_id, a.from, a.cpus_per_task, false);  // Slurm may have applied part of it
           return r;
         }
         step_done("update");
       }
-      return slurm.set_record(a.job, a.after, false);
+      return slurm.set_record(a.slurm_id, a.after, false);
     case Action::Kind::checkpoint:
-      if (auto r = slurm.set_record(a.job, a.before, false); !r) return r;
+      if (auto r = slurm.set_record(a.slurm_id, a.before, false); !r) return r;
       step_done("record");
-      if (auto r = slurm.signal(a.job, o.checkpoint_signal); !r) {
-        (void)slurm.set_record(a.job, a.abandon, false);
+      if (auto r = slurm.signal(a.slurm_id, o.checkpoint_signal); !r) {
+        (void)slurm.set_record(a.slurm_id, a.abandon, false);
         return r;
       }
       step_done("signal");
-      return slurm.set_record(a.job, a.after, false);
+      return slurm.set_record(a.slurm_id, a.after, false);
     case Action::Kind::requeue:
       if (!a.before.empty()) {  // empty for a job that already ended: Slurm keeps its record as is
-        if (auto r = slurm.set_record(a.job, a.before, false); !r) return r;
+        if (auto r = slurm.set_record(a.slurm_id, a.before, false); !r) return r;
         step_done("record");
       }
-      if (auto r = slurm.requeue_held(a.job); !r) {
-        (void)slurm.set_record(a.job, abandoned(a.abandon, r.error()), false);
+      if (auto r = slurm.requeue_held(a.slurm_id); !r) {
+        (void)slurm.set_record(a.slurm_id, abandoned(a.abandon, r.error()), false);
         return make_error(r.error() + "; the move is dropped and the job stays where it runs");
       }
       step_done("requeue");
-      return slurm.set_record(a.job, a.after, false);
+      return slurm.set_record(a.slurm_id, a.after, false);
     case Action::Kind::finish_move:
-      if (auto r = slurm.update_cell(a.job, a.to, a.cpus_per_task, true, a.nodes ? &*a.nodes : nullptr); !r) {
-        (void)slurm.update_cell(a.job, a.from, a.cpus_per_task, true);
-        (void)slurm.set_record(a.job, a.abandon, a.release);  // it runs again, in its old Cell
+      if (auto r = slurm.update_cell(a.slurm_id, a.to, a.cpus_per_task, true, a.nodes ? &*a.nodes : nullptr); !r) {
+        (void)slurm.update_cell(a.slurm_id, a.from, a.cpus_per_task, true);
+        (void)slurm.set_record(a.slurm_id, a.abandon, a.release);  // it runs again, in its old Cell
         return make_error(r.error() + "; it stays in its old Cell");
       }
       step_done("update");
-      return slurm.set_record(a.job, a.after, a.release);
+      return slurm.set_record(a.slurm_id, a.after, a.release);
   }
   return {};
 }

@@ -6,6 +6,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -24,8 +25,10 @@ namespace {
 
 std::string str(const char* s) { return s ? std::string(s) : std::string(); }
 
+// libslurm sets errno (slurm_get_errno() returned it, and is gone from Slurm 24.11's slurm.h).
 Error slurm_failure(const std::string& what) {
-  return make_error(what + ": " + slurm_strerror(slurm_get_errno()));
+  const int code = errno;
+  return make_error(what + ": " + slurm_strerror(code), code);
 }
 
 // "gpu:a100:8(S:0)" -> type "a100", count 8; several entries comma-separated.
@@ -46,6 +49,26 @@ std::string user_name(uint32_t uid) {
   char buf[4096];
   if (getpwuid_r(uid, &pw, buf, sizeof buf, &out) == 0 && out) return pw.pw_name;
   return std::to_string(uid);
+}
+
+// The hold a requeue-hold placed (job_mgr.c, job_requeue() with JOB_REQUEUE_HOLD, 22.05 and
+// 24.11: priority 0, reason WAIT_HELD_USER and this state_desc, which Slurm sets nowhere else),
+// with nothing since: a release clears state_desc, an operator's hold makes the reason
+// WAIT_HELD (_update_job(), "Authorized user can change from user hold to admin hold").
+bool held_by_requeue(const slurm_job_info_t& j) {
+  return j.priority == 0 && j.state_reason == WAIT_HELD_USER && j.state_desc &&
+         std::strcmp(j.state_desc, "job requeued in held state") == 0;
+}
+
+// slurm_update_job2 (a job named by job_id_str): Slurm's code, or the first per-task error.
+int update_job(job_desc_msg_t* d) {
+  job_array_resp_msg_t* resp = nullptr;
+  int rc = slurm_update_job2(d, &resp) == SLURM_SUCCESS ? SLURM_SUCCESS : errno;
+  if (resp) {
+    for (uint32_t i = 0; i < resp->job_array_count && rc == SLURM_SUCCESS; ++i) rc = static_cast<int>(resp->error_code[i]);
+    slurm_free_job_array_resp(resp);
+  }
+  return rc;
 }
 
 std::vector<std::string> expand_hostlist(const char* expr) {
@@ -101,12 +124,32 @@ Result<Snapshot> SlurmClient::snapshot() {
   }
   slurm_free_node_info_msg(nodes);
 
+  reserve_info_msg_t* resvs = nullptr;
+  if (slurm_load_reservations(0, &resvs) != SLURM_SUCCESS) return slurm_failure("slurm_load_reservations");
+  for (uint32_t i = 0; i < resvs->record_count; ++i) {
+    const reserve_info_t& r = resvs->reservation_array[i];
+    SlurmReservation resv;
+    resv.name = str(r.name);
+    resv.start_time = r.start_time;
+    resv.end_time = r.end_time;
+    resv.all_nodes = str(r.node_list) == "ALL";
+    if (!resv.all_nodes) resv.nodes = expand_hostlist(r.node_list);
+    snap.reservations.push_back(std::move(resv));
+  }
+  slurm_free_reservation_info_msg(resvs);
+
   job_info_msg_t* jobs = nullptr;
   if (slurm_load_jobs(0, &jobs, SHOW_ALL) != SLURM_SUCCESS) return slurm_failure("slurm_load_jobs");
   for (uint32_t i = 0; i < jobs->record_count; ++i) {
     const slurm_job_info_t& j = jobs->job_array[i];
     SlurmJob job;
     job.id = j.job_id;
+    if (j.array_job_id != 0) {
+      job.array_job_id = j.array_job_id;
+      if (j.array_task_id != NO_VAL) job.array_task_id = j.array_task_id;
+      job.array_tasks = str(j.array_task_str);
+    }
+    job.het_job_id = j.het_job_id == NO_VAL ? 0 : j.het_job_id;
     job.name = str(j.name);
     job.state = str(slurm_job_state_string(j.job_state));
     job.partition = str(j.partition);
@@ -119,13 +162,15 @@ Result<Snapshot> SlurmClient::snapshot() {
     job.num_nodes = static_cast<int>(j.num_nodes);
     job.submit_time = j.submit_time;
     job.start_time = j.start_time;
-    job.requeued_held = j.state_desc && std::strcmp(j.state_desc, "job requeued in held state") == 0;
+    job.requeued_held = held_by_requeue(j);
     job.end_time = j.end_time;
     job.restarts = j.restart_cnt;
     job.cpus_per_task = j.cpus_per_task == NO_VAL16 || j.cpus_per_task == 0 ? 1 : j.cpus_per_task;
     job.priority = j.priority;
     job.reason = str(slurm_job_reason_string(static_cast<enum job_state_reason>(j.state_reason)));
     job.begin_time = j.state_reason == WAIT_TIME ? j.start_time : 0;  // --begin in the future
+    job.eligible_time = j.eligible_time;
+    job.reservation = str(j.resv_name);
     job.batch = j.batch_flag != 0;
     job.requeue = j.requeue != 0;
     job.user = user_name(j.user_id);
@@ -137,11 +182,11 @@ Result<Snapshot> SlurmClient::snapshot() {
   return snap;
 }
 
-Result<void> SlurmClient::update_cell(std::uint32_t id, const estimator::Cell& cell, std::uint16_t cpus_per_task,
+Result<void> SlurmClient::update_cell(const std::string& id, const estimator::Cell& cell, std::uint16_t cpus_per_task,
                                       bool clear_requeue_delay, const std::vector<std::string>* nodes) {
   job_desc_msg_t d;
   slurm_init_job_desc_msg(&d);
-  d.job_id = id;
+  d.job_id_str = const_cast<char*>(id.c_str());
   std::vector<std::string> strings;  // own the values the job description points to
   strings.reserve(4);
   apply_cell(&d, cell, cpus_per_task, [&](char** field, const std::string& value) {
@@ -156,36 +201,40 @@ Result<void> SlurmClient::update_cell(std::uint32_t id, const estimator::Cell& c
     strings.push_back(util::join(*nodes, ","));
     d.req_nodes = strings.back().data();
   }
-  if (slurm_update_job(&d) != SLURM_SUCCESS)
-    return slurm_failure("update of job " + std::to_string(id) + " to " + estimator::describe(cell));
+  if (int rc = update_job(&d); rc != SLURM_SUCCESS)
+    return make_error("update of job " + id + " to " + estimator::describe(cell) + ": " + slurm_strerror(rc), rc);
   return {};
 }
 
-Result<void> SlurmClient::set_record(std::uint32_t id, const std::string& record, bool release) {
+Result<void> SlurmClient::set_record(const std::string& id, const std::string& record, bool release) {
   job_desc_msg_t d;
   slurm_init_job_desc_msg(&d);
-  d.job_id = id;
+  d.job_id_str = const_cast<char*>(id.c_str());
   d.admin_comment = const_cast<char*>(record.c_str());
   if (release) d.priority = INFINITE;  // what `scontrol release` sends
-  if (slurm_update_job(&d) != SLURM_SUCCESS)
-    return slurm_failure(std::string(release ? "record and release" : "record") + " of job " + std::to_string(id));
+  if (int rc = update_job(&d); rc != SLURM_SUCCESS)
+    return make_error(std::string(release ? "record and release" : "record") + " of job " + id + ": " +
+                      slurm_strerror(rc), rc);
   return {};
 }
 
-Result<void> SlurmClient::signal(std::uint32_t id, int signo) {
+Result<void> SlurmClient::signal(const std::string& id, int signo) {
   // The batch shell only, as `sbatch --signal=B:` does: it is crius-launch (exec'd) or a shell
   // that traps and forwards. Signalling every process would reach the srun that mpirun starts
   // its daemons with, which forwards the signal to the daemons and kills them.
-  if (slurm_kill_job(id, static_cast<uint16_t>(signo), KILL_JOB_BATCH) != SLURM_SUCCESS)
-    return slurm_failure("signal " + std::to_string(signo) + " to job " + std::to_string(id));
+  if (slurm_kill_job2(id.c_str(), static_cast<uint16_t>(signo), KILL_JOB_BATCH, nullptr) != SLURM_SUCCESS)
+    return slurm_failure("signal " + std::to_string(signo) + " to job " + id);
   return {};
 }
 
-Result<void> SlurmClient::requeue_held(std::uint32_t id) {
-  if (slurm_requeue(id, JOB_REQUEUE_HOLD) != SLURM_SUCCESS) {
-    const int code = slurm_get_errno();
-    return make_error("requeue of job " + std::to_string(id) + ": " + slurm_strerror(code), code);
+Result<void> SlurmClient::requeue_held(const std::string& id) {
+  job_array_resp_msg_t* resp = nullptr;
+  int rc = slurm_requeue2(const_cast<char*>(id.c_str()), JOB_REQUEUE_HOLD, &resp);
+  if (resp) {  // per-task answers: the first error, if any
+    for (uint32_t i = 0; i < resp->job_array_count && rc == SLURM_SUCCESS; ++i) rc = static_cast<int>(resp->error_code[i]);
+    slurm_free_job_array_resp(resp);
   }
+  if (rc != SLURM_SUCCESS) return make_error("requeue of job " + id + ": " + slurm_strerror(rc), rc);
   return {};
 }
 

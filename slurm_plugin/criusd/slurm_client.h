@@ -1,4 +1,6 @@
-// criusd's only contact with Slurm: read nodes and jobs, and change one job.
+// criusd's only contact with Slurm: read nodes, reservations and jobs, and change one job.
+// A job is named by slurm_id() (snapshot.h): a task of an array as "A_T", so that a request
+// reaches that task alone.
 // Everything goes through libslurm's C API (slurm_load_*, slurm_update_job,
 // slurm_kill_job, slurm_requeue); this file is the only one that includes slurm.h.
 #pragma once
@@ -24,14 +26,14 @@ class SlurmClient {
   // A pending job's Cell (apply_cell, as job_submit writes it), and with `nodes` its
   // ReqNodeList (empty: no pin; null: unchanged); with clear_requeue_delay a requeued job
   // becomes eligible now, not after Slurm's delay.
-  Result<void> update_cell(std::uint32_t job, const estimator::Cell& cell, std::uint16_t cpus_per_task,
+  Result<void> update_cell(const std::string& job, const estimator::Cell& cell, std::uint16_t cpus_per_task,
                            bool clear_requeue_delay, const std::vector<std::string>* nodes = nullptr);
   // The job's record (AdminComment); with release, the job's hold is released in the same update.
-  Result<void> set_record(std::uint32_t job, const std::string& record, bool release);
-  Result<void> signal(std::uint32_t job, int signo);
+  Result<void> set_record(const std::string& job, const std::string& record, bool release);
+  Result<void> signal(const std::string& job, int signo);
   // Requeue a running batch job and hold it (so that it cannot restart before criusd gave it its
   // new Cell). The error's code is Slurm's (ESLURM_BATCH_ONLY, ESLURM_DISABLED, ...).
-  Result<void> requeue_held(std::uint32_t job);
+  Result<void> requeue_held(const std::string& job);
 };
 
 }  // namespace crius::slurm

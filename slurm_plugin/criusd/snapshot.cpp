@@ -12,7 +12,7 @@ nlohmann::json to_json(const Snapshot& s) {
     j["nodes"].push_back({{"name", n.name}, {"partitions", n.partitions}, {"gpu", n.gpu},
                           {"gpus", n.gpus}, {"gpus_used", n.gpus_used}, {"usable", n.usable}});
   j["jobs"] = nlohmann::json::array();
-  for (const auto& b : s.jobs)
+  for (const auto& b : s.jobs) {
     j["jobs"].push_back({{"id", b.id}, {"name", b.name}, {"state", b.state},
                          {"partition", b.partition}, {"features", b.features},
                          {"tres_per_node", b.tres_per_node}, {"admin_comment", b.admin_comment}, {"comment", b.comment},
@@ -20,8 +20,22 @@ nlohmann::json to_json(const Snapshot& s) {
                          {"submit_time", b.submit_time}, {"start_time", b.start_time}, {"end_time", b.end_time},
                          {"restarts", b.restarts}, {"cpus_per_task", b.cpus_per_task}, {"priority", b.priority}, {"reason", b.reason}, {"requeued_held", b.requeued_held},
                          {"begin_time", b.begin_time}, {"batch", b.batch}, {"requeue", b.requeue},
-                         {"user", b.user}, {"account", b.account}, {"qos", b.qos}});
+                         {"user", b.user}, {"account", b.account}, {"qos", b.qos},
+                         {"eligible_time", b.eligible_time}, {"reservation", b.reservation},
+                         {"array_job_id", b.array_job_id}, {"array_tasks", b.array_tasks},
+                         {"het_job_id", b.het_job_id}});
+    if (b.array_task_id) j["jobs"].back()["array_task_id"] = *b.array_task_id;
+  }
+  j["reservations"] = nlohmann::json::array();
+  for (const auto& r : s.reservations)
+    j["reservations"].push_back({{"name", r.name}, {"start_time", r.start_time}, {"end_time", r.end_time},
+                                 {"all_nodes", r.all_nodes}, {"nodes", r.nodes}});
   return j;
+}
+
+std::string slurm_id(const SlurmJob& j) {
+  if (j.array_task_id) return std::to_string(j.array_job_id) + "_" + std::to_string(*j.array_task_id);
+  return std::to_string(j.id);
 }
 
 Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& source) {
@@ -65,7 +79,22 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& 
       job.user = b.value("user", "");
       job.account = b.value("account", "");
       job.qos = b.value("qos", "");
+      job.eligible_time = b.value("eligible_time", job.submit_time);
+      job.reservation = b.value("reservation", "");
+      job.array_job_id = b.value("array_job_id", std::uint32_t{0});
+      if (b.contains("array_task_id")) job.array_task_id = b.at("array_task_id").get<std::uint32_t>();
+      job.array_tasks = b.value("array_tasks", "");
+      job.het_job_id = b.value("het_job_id", std::uint32_t{0});
       s.jobs.push_back(std::move(job));
+    }
+    for (const auto& r : j.value("reservations", nlohmann::json::array())) {
+      SlurmReservation resv;
+      resv.name = r.at("name").get<std::string>();
+      resv.start_time = r.at("start_time").get<std::int64_t>();
+      resv.end_time = r.at("end_time").get<std::int64_t>();
+      resv.all_nodes = r.value("all_nodes", false);
+      resv.nodes = r.value("nodes", std::vector<std::string>{});
+      s.reservations.push_back(std::move(resv));
     }
     return s;
   } catch (const nlohmann::json::exception& e) {

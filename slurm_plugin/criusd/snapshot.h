@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,13 @@ struct SlurmNode {
 
 struct SlurmJob {
   std::uint32_t id = 0;
+  // A task of a job array: Slurm's id of the array and the task's index (a plain id that is
+  // the array's addresses every task of it). A record of several pending tasks Slurm has not
+  // split yet has array_tasks set ("2-10").
+  std::uint32_t array_job_id = 0;
+  std::optional<std::uint32_t> array_task_id;
+  std::string array_tasks;
+  std::uint32_t het_job_id = 0;  // a component of a heterogeneous job (0: none)
   std::string name;
   std::string state;          // PENDING, RUNNING, ... (Slurm's names)
   std::string partition;
@@ -35,11 +43,17 @@ struct SlurmJob {
   std::vector<std::string> req_nodes;  // ReqNodeList (-w, or criusd's pin), expanded
   int num_nodes = 0;
   std::int64_t submit_time = 0, start_time = 0, end_time = 0;
+  // Since when the job could run (Slurm's eligible time: after its --begin, its hold, its
+  // dependency); 0 = not eligible yet. Waiting counts from here, not from the submission.
+  std::int64_t eligible_time = 0;
+  std::string reservation;  // --reservation
   int restarts = 0;
   std::uint16_t cpus_per_task = 1;
   // What decides whether Slurm could start the job now, and in which order.
   std::uint32_t priority = 1;   // Slurm's priority; 0 = held
-  bool requeued_held = false;   // Slurm's "job requeued in held state"
+  // Held by a requeue-hold (criusd's move) and by nothing since: an admin hold or a release
+  // after it clears this.
+  bool requeued_held = false;
   std::string reason = "None";  // the pending reason as squeue shows it: None, Resources, Priority, Dependency, ...
   std::int64_t begin_time = 0;  // --begin
   // What decides whether a running job can come back after a requeue.
@@ -48,10 +62,21 @@ struct SlurmJob {
   std::string user, account, qos;
 };
 
+// The id Slurm's RPCs take for exactly this job: "A_T" for a task of an array, else the id.
+std::string slurm_id(const SlurmJob& j);
+
+struct SlurmReservation {
+  std::string name;
+  std::int64_t start_time = 0, end_time = 0;
+  bool all_nodes = false;           // Nodes=ALL
+  std::vector<std::string> nodes;   // expanded
+};
+
 struct Snapshot {
   std::int64_t now = 0;  // Unix seconds when it was read
   std::vector<SlurmNode> nodes;
   std::vector<SlurmJob> jobs;
+  std::vector<SlurmReservation> reservations;
 };
 
 nlohmann::json to_json(const Snapshot& s);

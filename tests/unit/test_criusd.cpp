@@ -99,6 +99,11 @@ BOOST_AUTO_TEST_CASE(record_round_trip) {
   BOOST_TEST(back->value().move->since == 42);
   // Every field survives a rewrite: the record has one codec.
   BOOST_TEST((back->value() == moved));
+  // slurmctld (job_modify) knows a record by its first bytes.
+  BOOST_TEST(job::looks_like_record(job::to_text(moved)));
+  BOOST_TEST(job::looks_like_record(record("a100:1x8:2", "a100")));
+  BOOST_TEST(!job::looks_like_record(R"({"other":1,"crius":2})"));
+  BOOST_TEST(!job::looks_like_record("crius"));
   BOOST_TEST(job::to_text(moved).find("\"runtime\":\"alpa\"") != std::string::npos);
 }
 
@@ -180,6 +185,8 @@ BOOST_FIXTURE_TEST_CASE(a_moved_job_is_pinned_where_the_policy_placed_it, Fixtur
 
   // Next round, the job still pending there: nothing to do. A user's own -w is left alone.
   s.jobs[2].admin_comment = a.after;
+  s.jobs[2].partition = a.to.partition;
+  s.jobs[2].tres_per_node = "gres:gpu:" + std::to_string(a.to.gpus_per_node);
   s.jobs[2].req_nodes = pin;
   round = c.decide(s);
   BOOST_TEST_REQUIRE(round.ok(), why(round));
@@ -276,8 +283,22 @@ BOOST_FIXTURE_TEST_CASE(a_move_in_flight_continues_after_a_restart, Fixture) {
   s.jobs[0].state = "PENDING";
   s.jobs[0].nodes.clear();
   s.jobs[0].priority = 0;
-  s.jobs[0].reason = "JobHeldAdmin";
+  s.jobs[0].reason = "JobHeldUser";
+  s.jobs[0].requeued_held = true;
+  s.jobs[0].end_time = 131;
   s.jobs[0].admin_comment = r2->actions[0].after;
+  {  // an admin held it since: the new Cell, and the admin's hold stays
+    SlurmJob held = s.jobs[0];
+    held.reason = "JobHeldAdmin";
+    held.requeued_held = false;
+    Snapshot h = s;
+    h.jobs = {held};
+    auto rh = c.decide(h);
+    BOOST_TEST_REQUIRE(rh.ok(), why(rh));
+    BOOST_TEST_REQUIRE(rh->actions.size() == 1u);
+    BOOST_TEST(to_string(rh->actions[0].kind) == std::string("finish_move"));
+    BOOST_TEST(!rh->actions[0].release);
+  }
   auto r3 = c.decide(s);
   BOOST_TEST_REQUIRE(r3.ok(), why(r3));
   BOOST_TEST_REQUIRE(r3->actions.size() == 1u);
@@ -556,4 +577,220 @@ BOOST_FIXTURE_TEST_CASE(a_running_job_that_would_miss_its_deadline_moves, Fixtur
   BOOST_TEST(to_string(moved[0].kind) == std::string("checkpoint"));
   BOOST_TEST(moved[0].to.gpus() == 8);
   BOOST_TEST(moved[0].reason.find("meet its deadline") != std::string::npos, moved[0].reason);
+}
+
+// One job whose Slurm state disagrees with its record never stops a round: it is left alone
+// and reported (what differs), its GPUs stay taken, and the other jobs are decided as usual.
+// A drained node is capacity lost: its running job stays or leaves, nothing new goes there.
+BOOST_FIXTURE_TEST_CASE(an_inconsistent_job_is_skipped_and_the_round_goes_on, Fixture) {
+  job::Record movable = make_record("a100:1x8:1", "a100");
+  movable.request.iters = 100000;
+  movable.request.movable = true;
+  auto running = [&](std::uint32_t id, const job::Record& r, const std::string& host) {
+    SlurmJob j = slurm_job(id, "RUNNING", job::to_text(r), {host});
+    j.partition = r.cell.partition;
+    j.start_time = 1000;
+    return j;
+  };
+  Snapshot s;
+  s.now = 5000;
+  s.nodes = {node("a100-1", "a100", 8), node("a100-2", "a100", 8), node("v100-1", "v100", 8),
+             node("v100-2", "v100", 0)};
+  s.nodes[0].usable = false;  // drained under job 1
+  SlurmJob drained = running(1, movable, "a100-1");
+  // Job 2's owner moved it to v100 before it started: its record still says a100.
+  SlurmJob edited = running(2, movable, "v100-1");
+  edited.partition = "v100";
+  // Job 3's record claims 8 GPUs on a100-2, where Slurm counts 4 in use.
+  SlurmJob overclaim = running(3, movable, "a100-2");
+  s.nodes[1].gpus_used = 4;
+  // Job 4 waits, its partition edited by an admin.
+  SlurmJob pending_edited = slurm_job(4, "PENDING", record("a100:1x8:1", "a100"));
+  pending_edited.partition = "v100";
+  // Job 5 waits for one node: v100-2 is free.
+  SlurmJob waiting = slurm_job(5, "PENDING", record("a100:1x8:1", "a100"));
+  s.jobs = {drained, edited, overclaim, pending_edited, waiting};
+  ControllerOptions o;
+  o.min_runtime_s = 0;
+  Controller c(*cluster, o);
+  auto round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  std::map<std::uint32_t, JobStatus> st;
+  for (const auto& j : round->jobs) st[j.job] = j;
+  BOOST_TEST(st[1].considered == "policy");
+  BOOST_TEST(st[2].considered.find("differs from its record: runs in partition v100, its record says a100") !=
+                 std::string::npos, st[2].considered);
+  BOOST_TEST(st[3].considered.find("Slurm counts 4 GPUs in use on node a100-2") != std::string::npos,
+             st[3].considered);
+  BOOST_TEST(st[4].considered.find("asks in partition v100, its record says a100") != std::string::npos,
+             st[4].considered);
+  BOOST_TEST(st[5].considered == "policy");
+  for (const auto& n : round->notes) BOOST_TEST(n.find("failed") == std::string::npos, n);
+  // Job 5 is placed where Slurm has GPUs free (v100-2, or the 4 it counts free on a100-2);
+  // nothing lands on the drained a100-1 or on v100-1, which job 2 keeps.
+  bool placed5 = false;
+  for (const auto& a : round->actions) {
+    BOOST_TEST((a.job == 1u || a.job == 5u), "action on job " << a.job);
+    if (a.nodes)
+      for (const auto& n : *a.nodes)
+        BOOST_TEST((n == "v100-2" || n == "a100-2"), "job " << a.job << " placed on " << n);
+    placed5 = placed5 || (a.job == 5u && a.nodes && !a.nodes->empty());
+  }
+  BOOST_TEST(placed5);
+  BOOST_TEST(round->free.partitions.at(0).second.at(0) == 0);  // a100-1: drained
+
+  // Two crius partitions share a node: a job of the second one running there is left alone.
+  Snapshot shared;
+  shared.now = 5000;
+  shared.nodes = {node("a100-1", "a100", 8), node("a100-2", "a100", 0), node("v100-1", "v100", 0),
+                  node("v100-2", "v100", 0)};
+  shared.nodes[0].partitions = {"a100", "v100"};
+  job::Record on_v100 = make_record("v100:1x8:1", "v100");
+  on_v100.request.movable = true;
+  shared.jobs = {running(6, on_v100, "a100-1")};
+  auto r2 = c.decide(shared);
+  BOOST_TEST_REQUIRE(r2.ok(), why(r2));
+  BOOST_TEST_REQUIRE(r2->jobs.size() == 1u);
+  BOOST_TEST(r2->jobs[0].considered.find("runs on node a100-1, which crius counts in another partition") !=
+                 std::string::npos, r2->jobs[0].considered);
+  BOOST_TEST(r2->free.free_gpus("a100") == 8);  // a100-2; a100-1 is taken by job 6
+}
+
+// Nodes in a reservation (active, or starting before the next round) are not free to jobs
+// outside it; jobs in a reservation are Slurm's to place.
+BOOST_FIXTURE_TEST_CASE(reserved_nodes_are_not_free, Fixture) {
+  Snapshot s;
+  s.now = 5000;
+  s.nodes = {node("a100-1", "a100", 8), node("a100-2", "a100", 8), node("v100-1", "v100", 0),
+             node("v100-2", "v100", 0)};
+  s.jobs = {slurm_job(1, "RUNNING", "", {"a100-1"}), slurm_job(2, "RUNNING", "", {"a100-2"}),
+            slurm_job(3, "PENDING", record("a100:1x8:1", "a100"))};
+  s.reservations = {{"maint", 5100, 9000, false, {"v100-1", "v100-2"}}};
+  ControllerOptions o;
+  o.interval_s = 300;
+  Controller c(*cluster, o);
+  auto round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST(round->actions.empty());  // both v100 nodes are reserved from 5100
+  BOOST_TEST(round->free.free_gpus("v100") == 0);
+  // A reservation that starts after the next round, or has ended, takes nothing now.
+  s.reservations = {{"later", 5400, 9000, false, {"v100-1"}}, {"past", 1000, 4000, true, {}}};
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST_REQUIRE(round->actions.size() == 1u);
+  BOOST_TEST(round->actions[0].to.gpu == "v100");
+  // Nodes=ALL, active now: nothing is free.
+  s.reservations = {{"all", 4000, 9000, true, {}}};
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST(round->actions.empty());
+  // A job in a reservation is left to Slurm.
+  s.reservations.clear();
+  s.jobs[2].reservation = "mine";
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST(round->actions.empty());
+  BOOST_TEST(round->jobs.back().considered == "no: in reservation mine (Slurm places it there)");
+}
+
+// A pending job criusd pinned to a node that is drained since waits as ReqNodeNotAvail: it is
+// still criusd's to place, so the round places it elsewhere or clears the pin.
+BOOST_FIXTURE_TEST_CASE(a_pin_on_a_node_that_became_unavailable_is_undone, Fixture) {
+  job::Record pinned = make_record("v100:1x8:1", "v100");
+  pinned.by = "criusd";
+  pinned.nodes = {"v100-1"};
+  SlurmJob j = slurm_job(3, "PENDING", job::to_text(pinned));
+  j.partition = "v100";
+  j.req_nodes = {"v100-1"};
+  j.reason = "ReqNodeNotAvail";
+  Snapshot s;
+  s.now = 5000;
+  s.nodes = {node("a100-1", "a100", 8), node("a100-2", "a100", 8), node("v100-1", "v100", 0),
+             node("v100-2", "v100", 8)};
+  s.nodes[2].usable = false;
+  s.jobs = {slurm_job(1, "RUNNING", "", {"a100-1"}), slurm_job(2, "RUNNING", "", {"a100-2"}), j};
+  s.jobs[1].partition = "a100";
+  Controller c(*cluster, {});
+  auto round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST_REQUIRE(round->actions.size() == 1u);
+  BOOST_TEST_REQUIRE(round->actions[0].nodes.has_value());
+  BOOST_TEST(round->actions[0].nodes->empty());  // nowhere to go now: the pin is cleared
+  // A job the user pinned (-w) that waits the same way is the user's.
+  s.jobs[2].req_nodes = {"v100-2"};
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST(round->actions.empty());
+}
+
+// Waiting counts from Slurm's eligible time: a job submitted early but held, released after a
+// movable job started, does not make that job "opportunistic" (taken back for it).
+BOOST_FIXTURE_TEST_CASE(waiting_counts_from_the_eligible_time, Fixture) {
+  job::Record movable = make_record("a100:2x8:1", "a100");
+  movable.request.iters = 100000;
+  movable.request.movable = true;
+  SlurmJob r = slurm_job(1, "RUNNING", job::to_text(movable), {"a100-1", "a100-2"});
+  r.submit_time = 2000;
+  r.start_time = 3000;
+  r.eligible_time = 2000;
+  r.priority = 100;
+  SlurmJob p = slurm_job(2, "PENDING", record("a100:2x8:1", "a100"));
+  p.submit_time = 1000;
+  p.priority = 100;
+  Snapshot s;
+  s.now = 5000;
+  s.nodes = {node("a100-1", "a100", 8), node("a100-2", "a100", 8), node("v100-1", "v100", 8),
+             node("v100-2", "v100", 8)};
+  ControllerOptions o;
+  o.min_runtime_s = 0;
+  Controller c(*cluster, o);
+  auto decide = [&](std::int64_t eligible) {
+    p.eligible_time = eligible;
+    s.jobs = {r, p};
+    auto round = c.decide(s);
+    BOOST_TEST_REQUIRE(round.ok(), why(round));
+    return round->actions;
+  };
+  // The control: eligible since its submission, it waited while job 1 started; job 1 gives way.
+  auto taken = decide(1000);
+  BOOST_TEST_REQUIRE(!taken.empty());
+  BOOST_TEST(taken[0].job == 1u);
+  // Held until 4000, after job 1 started at 3000: job 1 keeps its GPUs.
+  BOOST_TEST(decide(4000).empty());
+}
+
+// Each task of a job array is its own job to criusd, addressed as "ARRAY_TASK"; pending tasks
+// Slurm has not split, hetjob components and a job Slurm requeued that did not opt in to moves
+// are left as they are.
+BOOST_FIXTURE_TEST_CASE(array_tasks_alone_hetjobs_and_requeued_jobs_left_alone, Fixture) {
+  Snapshot s;
+  s.now = 5000;
+  s.nodes = {node("a100-1", "a100", 8), node("a100-2", "a100", 8), node("v100-1", "v100", 0),
+             node("v100-2", "v100", 0)};
+  const std::string rec = record("a100:1x8:1", "a100");
+  SlurmJob task = slurm_job(100, "PENDING", rec);  // task 0 of array 100 shares the array's id
+  task.array_job_id = 100;
+  task.array_task_id = 0;
+  SlurmJob rest = slurm_job(101, "PENDING", rec);
+  rest.array_job_id = 100;
+  rest.array_tasks = "1-9";
+  SlurmJob het = slurm_job(200, "PENDING", rec);
+  het.het_job_id = 200;
+  SlurmJob requeued = slurm_job(300, "PENDING", rec);
+  requeued.restarts = 1;
+  s.jobs = {slurm_job(1, "RUNNING", "", {"a100-1"}), slurm_job(2, "RUNNING", "", {"a100-2"}), rest, het, requeued,
+            task};
+  Controller c(*cluster, {});
+  auto round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST_REQUIRE(round->actions.size() == 1u);
+  BOOST_TEST(round->actions[0].job == 100u);
+  BOOST_TEST(round->actions[0].slurm_id == "100_0");
+  std::map<std::uint32_t, std::string> considered;
+  for (const auto& st : round->jobs) considered[st.job] = st.considered;
+  BOOST_TEST(considered[101].find("pending tasks 1-9 of job array 100") != std::string::npos, considered[101]);
+  BOOST_TEST(considered[200].find("heterogeneous job 200") != std::string::npos, considered[200]);
+  BOOST_TEST(considered[300].find("requeued by Slurm") != std::string::npos, considered[300]);
+  // A plain job is addressed by its id.
+  BOOST_TEST(slurm_id(slurm_job(7, "PENDING", "")) == "7");
 }
