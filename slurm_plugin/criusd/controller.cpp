@@ -86,6 +86,7 @@ std::optional<Action> requeue_after_checkpoint_exit(const SlurmJob& sj) {
   a.from = rec.cell;
   a.to = rec.move->target;
   a.reason = rec.move->reason + "; it ended after the checkpoint signal";
+  a.nodes = rec.move->nodes;  // where it goes
   job::Record dropped = rec;
   dropped.move.reset();
   a.abandon = job::to_text(dropped);
@@ -311,12 +312,26 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     return std::find(list.begin(), list.end(), v) != list.end();
   };
 
+  // GPUs promised to jobs the policy does not place this round: the target nodes of a move in
+  // flight, and the pin of a job criusd moved that waits a moment for its begin time. Slurm
+  // does not count them in use yet; nothing else may be placed on them.
+  std::map<int, int> promised;  // node index -> GPUs
+  auto promise = [&](const std::vector<std::string>& nodes, int gpus_per_node, const std::vector<std::string>& held) {
+    for (const auto& host : nodes)
+      if (auto it = node_index.find(host);
+          it != node_index.end() && std::find(held.begin(), held.end(), host) == held.end())
+        promised[it->second] += gpus_per_node;
+  };
+
   // Crius jobs: the ones the policy may place or move, the others with the reason why not.
   std::vector<sch::Job> jobs;
   std::vector<std::pair<const SlurmJob*, job::Record>> crius_jobs;  // same order as `jobs`
   for (const auto& sj : snap.jobs) {
     if (!is_active(sj.state)) {
-      if (auto a = requeue_after_checkpoint_exit(sj)) round.actions.push_back(*a);
+      if (auto a = requeue_after_checkpoint_exit(sj)) {
+        promise(*a->nodes, a->to.gpus_per_node, {});
+        round.actions.push_back(*a);
+      }
       continue;
     }
     auto parsed = job::parse_record(sj.admin_comment);
@@ -409,6 +424,9 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
         a.after = job::to_text(rec);
         round.actions.push_back(a);
       }
+      // Where the job goes: its target nodes, or, the move finishing, the nodes it is pinned to.
+      if (rec.move && !(running && phase == "requeued")) promise(rec.move->nodes, rec.move->target.gpus_per_node, sj.nodes);
+      if (!rec.move) promise(rec.nodes, rec.cell.gpus_per_node, {});
       skip("a move is in progress");
       continue;
     }
@@ -462,6 +480,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
         continue;
       }
       if (sj.reason == "BeginTime" || sj.begin_time > snap.now) {
+        if (!rec.nodes.empty() && same_nodes(sj.req_nodes, rec.nodes)) promise(rec.nodes, rec.cell.gpus_per_node, {});
         skip("waits for its begin time");
         continue;
       }
@@ -493,8 +512,11 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     status.remaining_s = status.est_iter_time_s * job.remaining();
     // Waiting counts from when Slurm could first run the job (after a hold, a --begin or a
     // dependency), not from its submission: a job held for a day does not jump those that
-    // started meanwhile.
-    job.submit_time = static_cast<double>(sj.eligible_time > 0 ? sj.eligible_time : sj.submit_time);
+    // started meanwhile. A job released a moment ago has no eligible time until Slurm's next
+    // scheduling pass: it waits from now.
+    job.submit_time = static_cast<double>(sj.eligible_time > 0 ? sj.eligible_time
+                                          : running           ? sj.submit_time
+                                                              : snap.now);
     job.priority = static_cast<double>(sj.priority);
     job.state = running ? sch::JobState::running : sch::JobState::pending;
     if (running) {
@@ -564,7 +586,9 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       const int mine = managed[it->second], others = n.gpus_used - mine;
       int& capacity = cluster.nodes[it->second].capacity;
       capacity = unavailable.count(n.name) ? mine : std::max(0, n.gpus - std::max(0, others));
-      if (!overclaimed || (others >= 0 && mine <= capacity)) continue;
+      const bool over = others < 0 || mine > capacity;
+      capacity = std::max(mine, capacity - promised[it->second]);  // the policy's jobs there may stay
+      if (!overclaimed || !over) continue;
       for (std::size_t i = 0; i < jobs.size(); ++i) {
         const auto& ids = jobs[i].alloc.node_ids;
         if (std::find(ids.begin(), ids.end(), it->second) == ids.end()) continue;

@@ -757,6 +757,8 @@ BOOST_FIXTURE_TEST_CASE(waiting_counts_from_the_eligible_time, Fixture) {
   BOOST_TEST(taken[0].job == 1u);
   // Held until 4000, after job 1 started at 3000: job 1 keeps its GPUs.
   BOOST_TEST(decide(4000).empty());
+  // Released a moment ago (Slurm sets the eligible time at its next scheduling pass): the same.
+  BOOST_TEST(decide(0).empty());
 }
 
 // Each task of a job array is its own job to criusd, addressed as "ARRAY_TASK"; pending tasks
@@ -793,4 +795,69 @@ BOOST_FIXTURE_TEST_CASE(array_tasks_alone_hetjobs_and_requeued_jobs_left_alone, 
   BOOST_TEST(considered[300].find("requeued by Slurm") != std::string::npos, considered[300]);
   // A plain job is addressed by its id.
   BOOST_TEST(slurm_id(slurm_job(7, "PENDING", "")) == "7");
+}
+
+// The nodes a move in flight goes to are promised to it until it runs there: no other job is
+// placed on them in the meantime (two moves to one node would leave one of them waiting).
+BOOST_FIXTURE_TEST_CASE(the_target_of_a_move_in_flight_is_not_given_away, Fixture) {
+  job::Record moving = make_record("v100:1x8:1", "v100");
+  moving.request.movable = true;
+  moving.move = job::Move{{"a100", "a100", 1, 8, 1}, "signalled", 4990, "upgrade", {"a100-1"}};
+  auto decide = [&](const SlurmJob& m) {
+    Snapshot s;
+    s.now = 5000;
+    s.nodes = {node("a100-1", "a100", 0), node("a100-2", "a100", 8), node("v100-1", "v100", m.nodes.empty() ? 0 : 8),
+               node("v100-2", "v100", 8)};
+    // Job 4 waits for v100: it would move to an idle a100 node.
+    s.jobs = {slurm_job(1, "RUNNING", "", {"a100-2"}), slurm_job(2, "RUNNING", "", {"v100-2"}), m,
+              slurm_job(4, "PENDING", record("v100:1x8:1", "v100"))};
+    s.jobs[1].partition = s.jobs[3].partition = "v100";
+    Controller c(*cluster, {});
+    auto round = c.decide(s);
+    BOOST_TEST_REQUIRE(round.ok(), why(round));
+    for (const auto& a : round->actions)
+      if (a.job == 4u && a.nodes)
+        for (const auto& n : *a.nodes) BOOST_TEST(n != "a100-1", "job 4 placed on the promised a100-1");
+    BOOST_TEST(round->free.free_gpus("a100") == 0);
+  };
+  SlurmJob running = slurm_job(3, "RUNNING", job::to_text(moving), {"v100-1"});
+  running.partition = "v100";
+  decide(running);  // signalled, within the grace time
+  SlurmJob ended = running;  // it saved its checkpoint and exited: criusd requeues it
+  ended.state = "COMPLETED";
+  ended.nodes.clear();
+  ended.end_time = 4995;
+  decide(ended);
+  SlurmJob requeued = ended;  // requeued and held: criusd gives it the a100 Cell
+  requeued.state = "PENDING";
+  requeued.priority = 0;
+  requeued.reason = "JobHeldUser";
+  requeued.requeued_held = true;
+  job::Record r = moving;
+  r.move->phase = "requeued";
+  requeued.admin_comment = job::to_text(r);
+  decide(requeued);
+  // Moved and released, it waits for the begin time criusd set: still promised.
+  job::Record done = make_record("a100:1x8:1", "a100");
+  done.by = "criusd";
+  done.nodes = {"a100-1"};
+  SlurmJob starting = slurm_job(3, "PENDING", job::to_text(done));
+  starting.req_nodes = {"a100-1"};
+  starting.reason = "BeginTime";
+  starting.begin_time = 5002;
+  decide(starting);
+  // The control: no move in flight, and job 4 takes the idle a100 node.
+  Snapshot s;
+  s.now = 5000;
+  s.nodes = {node("a100-1", "a100", 0), node("a100-2", "a100", 8), node("v100-1", "v100", 8),
+             node("v100-2", "v100", 8)};
+  s.jobs = {slurm_job(1, "RUNNING", "", {"a100-2"}), slurm_job(2, "RUNNING", "", {"v100-2"}),
+            slurm_job(3, "RUNNING", "", {"v100-1"}), slurm_job(4, "PENDING", record("v100:1x8:1", "v100"))};
+  s.jobs[1].partition = s.jobs[2].partition = s.jobs[3].partition = "v100";
+  Controller c(*cluster, {});
+  auto round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST_REQUIRE(round->actions.size() == 1u);
+  BOOST_TEST(round->actions[0].job == 4u);
+  BOOST_TEST((round->actions[0].nodes == std::vector<std::string>{"a100-1"}));
 }
