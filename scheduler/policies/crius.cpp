@@ -52,7 +52,7 @@ class Round {
   std::vector<Candidate> meeting(size_t i, const std::vector<Candidate>& cands) const;
   bool can_meet(size_t i) { return !meeting(i, candidates(i, m_ctx.cluster.total_gpus())).empty(); }
   bool fit_deadline(size_t i, bool& searched);
-  void rescue_deadlines();
+  void rescue_deadline(size_t i);
   bool fit(size_t i, bool& searched);
   bool search(size_t i, const std::vector<Candidate>& cands, double floor);
   bool preempt_for_head(size_t i, const std::vector<Candidate>& cands);
@@ -148,20 +148,18 @@ bool Round::fit_deadline(size_t i, bool& searched) {
   return search(i, meet, 0);
 }
 
-// Running jobs that would miss their deadline where they are move, in queue order, to the
-// fewest GPUs that meet it among those free.
-void Round::rescue_deadlines() {
-  for (size_t i = 0; i < m_targets.size(); ++i) {
-    const Allocation old = m_targets[i].alloc;
-    if (old.empty() || !has_deadline(i) || finishes_by_deadline(i, old.shape, false)) continue;
-    m_free.give(old);
-    std::optional<Allocation> a = best_fit(meeting(i, candidates(i, m_ctx.cluster.total_gpus())));
-    if (a && !(*a == old)) {
-      m_free.take(*a);
-      set(i, *a, "moved to meet its deadline on " + std::to_string(a->shape.gpus()) + " " + a->shape.gpu);
-    } else {
-      m_free.take(old);
-    }
+// A running job that would miss its deadline where it is moves to the fewest GPUs that meet
+// it among those free.
+void Round::rescue_deadline(size_t i) {
+  const Allocation old = m_targets[i].alloc;
+  if (old.empty() || !has_deadline(i) || finishes_by_deadline(i, old.shape, false)) return;
+  m_free.give(old);
+  std::optional<Allocation> a = best_fit(meeting(i, candidates(i, m_ctx.cluster.total_gpus())));
+  if (a && !(*a == old)) {
+    m_free.take(*a);
+    set(i, *a, "moved to meet its deadline on " + std::to_string(a->shape.gpus()) + " " + a->shape.gpu);
+  } else {
+    m_free.take(old);
   }
 }
 
@@ -342,17 +340,25 @@ void Round::upgrade() {
 }
 
 std::vector<Target> Round::run() {
+  // Deadline mode (the queue is earliest deadline first): running jobs that would miss their
+  // deadline are rescued first, then the jobs that can meet theirs go before those no Cell
+  // brings in on time, which run best effort. Otherwise (criusd: the resource manager's
+  // priority order) a running job is rescued where it stands in that order, so a declared
+  // deadline never takes GPUs from a pending job ahead of it.
   std::vector<size_t> queue;
   for (size_t i = 0; i < m_ctx.jobs.size(); ++i)
-    if (job(i).state == JobState::pending) queue.push_back(i);
-  // Deadline mode (the queue is earliest deadline first): the jobs that can meet their
-  // deadline go before those no Cell can bring in on time, which run best effort.
-  if (m_opt.deadline_mode)
+    if (job(i).state == JobState::pending || (deadline_aware() && !m_opt.deadline_mode)) queue.push_back(i);
+  if (m_opt.deadline_mode) {
     std::stable_partition(queue.begin(), queue.end(), [&](size_t i) { return has_deadline(i) && can_meet(i); });
-  if (deadline_aware()) rescue_deadlines();
+    for (size_t i = 0; i < m_targets.size(); ++i) rescue_deadline(i);
+  }
   bool blocked = false;
   int searches = 0;
   for (size_t i : queue) {
+    if (job(i).state != JobState::pending) {
+      rescue_deadline(i);
+      continue;
+    }
     bool searched = searches >= CriusPolicy::kSearchFits;
     bool was_searched = searched;
     bool placed = fit(i, searched);

@@ -13,7 +13,8 @@
 // deadline first tries the fewest GPUs that meet it (a search may make room), a
 // running job that would miss it moves to such a Cell, and no search takes a Cell
 // that meets a deadline away; in deadline mode the jobs no Cell brings in on time
-// queue behind those that can still make it.
+// queue behind those that can still make it, and running jobs are rescued before the
+// queue; otherwise (criusd) after it, with the GPUs the pending jobs leave.
 // Speeds are Cell-optimal (the best plan of each Cell), normalised per job by
 // its speed on what it requested, so gains of different jobs add up.
 #pragma once

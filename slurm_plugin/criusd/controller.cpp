@@ -502,12 +502,22 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     job.req_gpu = rec.cell.gpu;
     job.req_gpus = rec.cell.nodes * rec.cell.gpus_per_node;
     job.max_gpus = rec.request.max_gpus.value_or(0);
-    if (rec.request.deadline_s) job.deadline = static_cast<double>(sj.submit_time + *rec.request.deadline_s);
+    // A deadline no Cell could meet at submission (flagged in the record) counts as none.
+    if (rec.request.deadline_s && rec.deadline_met != false)
+      job.deadline = static_cast<double>(sj.submit_time + *rec.request.deadline_s);
     job.iterations = rec.request.iters ? static_cast<double>(*rec.request.iters) : m_options.default_iterations;
     // The job's own report of its progress (job/progress.h), bounded by what it asked for.
     if (auto p = job::parse_progress_comment(sj.comment)) {
       job.done_iterations = std::min(static_cast<double>(p->done), job.iterations);
       status.done_iterations = job.done_iterations;
+    }
+    // The work still to do is the user's word, bounded by Slurm's: no more than its time limit
+    // lets it run in its Cell (a job cannot look longer, and so worth more upgrades, than Slurm
+    // will let it be).
+    if (sj.time_limit_s > 0 && status.est_iter_time_s > 0) {
+      const double left_s = static_cast<double>(sj.time_limit_s) -
+                            (running ? static_cast<double>(snap.now - sj.start_time) : 0.0);
+      job.iterations = std::min(job.iterations, job.done_iterations + std::max(0.0, left_s) / status.est_iter_time_s);
     }
     status.remaining_s = status.est_iter_time_s * job.remaining();
     // Waiting counts from when Slurm could first run the job (after a hold, a --begin or a

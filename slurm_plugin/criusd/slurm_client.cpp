@@ -171,6 +171,7 @@ Result<Snapshot> SlurmClient::snapshot() {
     job.begin_time = j.state_reason == WAIT_TIME ? j.start_time : 0;  // --begin in the future
     job.eligible_time = j.eligible_time;
     job.reservation = str(j.resv_name);
+    if (j.time_limit != INFINITE && j.time_limit != NO_VAL) job.time_limit_s = std::int64_t{j.time_limit} * 60;
     job.batch = j.batch_flag != 0;
     job.requeue = j.requeue != 0;
     job.user = user_name(j.user_id);

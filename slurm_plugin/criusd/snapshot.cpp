@@ -22,6 +22,7 @@ nlohmann::json to_json(const Snapshot& s) {
                          {"begin_time", b.begin_time}, {"batch", b.batch}, {"requeue", b.requeue},
                          {"user", b.user}, {"account", b.account}, {"qos", b.qos},
                          {"eligible_time", b.eligible_time}, {"reservation", b.reservation},
+                         {"time_limit_s", b.time_limit_s},
                          {"array_job_id", b.array_job_id}, {"array_tasks", b.array_tasks},
                          {"het_job_id", b.het_job_id}});
     if (b.array_task_id) j["jobs"].back()["array_task_id"] = *b.array_task_id;
@@ -81,6 +82,7 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& 
       job.qos = b.value("qos", "");
       job.eligible_time = b.value("eligible_time", job.submit_time);
       job.reservation = b.value("reservation", "");
+      job.time_limit_s = b.value("time_limit_s", std::int64_t{0});
       job.array_job_id = b.value("array_job_id", std::uint32_t{0});
       if (b.contains("array_task_id")) job.array_task_id = b.at("array_task_id").get<std::uint32_t>();
       job.array_tasks = b.value("array_tasks", "");

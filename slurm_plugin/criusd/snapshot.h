@@ -47,6 +47,7 @@ struct SlurmJob {
   // dependency); 0 = not eligible yet. Waiting counts from here, not from the submission.
   std::int64_t eligible_time = 0;
   std::string reservation;  // --reservation
+  std::int64_t time_limit_s = 0;  // the job's time limit (0: none)
   int restarts = 0;
   std::uint16_t cpus_per_task = 1;
   // What decides whether Slurm could start the job now, and in which order.

@@ -861,3 +861,28 @@ BOOST_FIXTURE_TEST_CASE(the_target_of_a_move_in_flight_is_not_given_away, Fixtur
   BOOST_TEST(round->actions[0].job == 4u);
   BOOST_TEST((round->actions[0].nodes == std::vector<std::string>{"a100-1"}));
 }
+
+// The work a job declares (--crius-iters) is bounded by its time limit: it cannot look longer,
+// and so worth more upgrades, than Slurm lets it run.
+BOOST_FIXTURE_TEST_CASE(declared_iterations_are_bounded_by_the_time_limit, Fixture) {
+  job::Record rec = make_record("a100:1x8:1", "a100");
+  rec.request.iters = 1'000'000'000;
+  rec.request.movable = true;
+  SlurmJob j = slurm_job(1, "RUNNING", job::to_text(rec), {"a100-1"});
+  j.start_time = 4000;
+  Snapshot s;
+  s.now = 5000;
+  s.nodes = {node("a100-1", "a100", 8), node("a100-2", "a100", 0), node("v100-1", "v100", 0),
+             node("v100-2", "v100", 0)};
+  s.jobs = {j};
+  Controller c(*cluster, {});
+  auto remaining = [&] {
+    auto round = c.decide(s);
+    BOOST_TEST_REQUIRE(round.ok(), why(round));
+    BOOST_TEST_REQUIRE(round->jobs.size() == 1u);
+    return round->jobs[0].remaining_s;
+  };
+  BOOST_TEST(remaining() > 1e8);  // no time limit: the user's word
+  s.jobs[0].time_limit_s = 3600;  // an hour, 1000 s of it used
+  BOOST_TEST(remaining() == 2600, boost::test_tools::tolerance(1e-6));
+}
