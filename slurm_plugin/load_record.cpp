@@ -5,17 +5,19 @@ extern "C" {
 #include <slurm/slurm_errno.h>
 }
 
+#include <cerrno>
+
 #include "common/util.h"
+#include "slurm_plugin/job_info.h"
 
 namespace crius::slurm {
 
 Result<std::optional<job::Record>> load_job_record(std::uint32_t id) {
   job_info_msg_t* msg = nullptr;
   if (slurm_load_job(&msg, id, SHOW_DETAIL) != SLURM_SUCCESS)
-    return make_error("cannot read job " + std::to_string(id) + " from slurmctld: " +
-                      slurm_strerror(slurm_get_errno()));
+    return make_error("cannot read job " + std::to_string(id) + " from slurmctld: " + slurm_strerror(errno));
   std::string comment;
-  if (msg->record_count > 0 && msg->job_array[0].admin_comment) comment = msg->job_array[0].admin_comment;
+  if (const slurm_job_info_t* j = find_job(msg, id); j && j->admin_comment) comment = j->admin_comment;
   slurm_free_job_info_msg(msg);
   auto rec = job::parse_record(comment);
   if (!rec) return std::optional<job::Record>();

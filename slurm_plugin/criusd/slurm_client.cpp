@@ -2,6 +2,7 @@
 
 #include "common/util.h"
 #include "slurm_plugin/apply_cell.h"
+#include "slurm_plugin/job_info.h"
 
 #include <pwd.h>
 #include <unistd.h>
@@ -58,17 +59,6 @@ std::string user_name(uint32_t uid) {
 bool held_by_requeue(const slurm_job_info_t& j) {
   return j.priority == 0 && j.state_reason == WAIT_HELD_USER && j.state_desc &&
          std::strcmp(j.state_desc, "job requeued in held state") == 0;
-}
-
-// slurm_update_job2 (a job named by job_id_str): Slurm's code, or the first per-task error.
-int update_job(job_desc_msg_t* d) {
-  job_array_resp_msg_t* resp = nullptr;
-  int rc = slurm_update_job2(d, &resp) == SLURM_SUCCESS ? SLURM_SUCCESS : errno;
-  if (resp) {
-    for (uint32_t i = 0; i < resp->job_array_count && rc == SLURM_SUCCESS; ++i) rc = static_cast<int>(resp->error_code[i]);
-    slurm_free_job_array_resp(resp);
-  }
-  return rc;
 }
 
 std::vector<std::string> expand_hostlist(const char* expr) {
@@ -231,10 +221,7 @@ Result<void> SlurmClient::signal(const std::string& id, int signo) {
 Result<void> SlurmClient::requeue_held(const std::string& id) {
   job_array_resp_msg_t* resp = nullptr;
   int rc = slurm_requeue2(const_cast<char*>(id.c_str()), JOB_REQUEUE_HOLD, &resp);
-  if (resp) {  // per-task answers: the first error, if any
-    for (uint32_t i = 0; i < resp->job_array_count && rc == SLURM_SUCCESS; ++i) rc = static_cast<int>(resp->error_code[i]);
-    slurm_free_job_array_resp(resp);
-  }
+  rc = first_error(rc, resp);
   if (rc != SLURM_SUCCESS) return make_error("requeue of job " + id + ": " + slurm_strerror(rc), rc);
   return {};
 }

@@ -3,7 +3,8 @@
 # (a100:1x8 + v100:2x8):
 #  1. a job array's two tasks run on v100; a100 frees: criusd moves the task whose id is the
 #     array's alone — signalled, requeued and given a100 as ARRAY_TASK — while the other task
-#     gets no signal and keeps running where it was.
+#     gets no signal and keeps running where it was; crius-launch in each task reads that
+#     task's own plan.
 #  2. an admin holds a job in the middle of its move (after criusd's requeue): criusd gives it
 #     its new Cell and leaves the admin's hold (JobHeldAdmin) in place.
 #  3. a crius job submitted held, released after a movable job started and ahead of it in
@@ -91,6 +92,14 @@ grep -q "checkpoint $arr\$" signals.log || fail "$t0 did not get the checkpoint 
 [ "$(job_field "$t0" Restarts)" = 1 ] || fail "$t0 requeued $(job_field "$t0" Restarts) times"
 [ "$(job_field "$t1" Restarts)" = 0 ] || fail "$t1 was requeued"
 [ "$(job_field "$t1" JobState)" = RUNNING ] && [ "$(job_field "$t1" Partition)" = v100 ] || fail "$t1 left v100"
+# crius-launch in a task runs that task's plan, read by its own id (asked for by the array's id,
+# slurmctld answers with every task): a100 in one stage here, v100 in two for the other task.
+for t in "$t0" "$t1"; do
+  id=$(job_field "$t" JobId)
+  want=$(job_field "$t" AdminComment | jq -c .plan)
+  got=$(SLURM_JOB_ID=$id crius-launch --dry-run --json | jq -c .plan) || fail "crius-launch --dry-run for $t"
+  [ "$got" = "$want" ] || fail "crius-launch of $t ($id) reads another plan: $got, its record has $want"
+done
 scancel "$arr"
 
 ### 2. An admin's hold placed mid-move stays.
