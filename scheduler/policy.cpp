@@ -19,6 +19,15 @@ bool Context::feasible(const Job& j, const std::string& gpu, int gpus) const {
   return false;
 }
 
+bool Context::allowed(const Job& j, int partition, const Cell& shape) const {
+  if (const int cap = max_gpus(j); cap > 0 && shape.gpus() > cap) return false;
+  if (j.max_nodes > 0 && shape.nodes > j.max_nodes) return false;
+  if (j.partition_max_nodes.empty()) return true;
+  if (partition < 0 || partition >= static_cast<int>(j.partition_max_nodes.size())) return false;
+  const int most = j.partition_max_nodes[static_cast<size_t>(partition)];
+  return most == 0 || (most > 0 && shape.nodes <= most);
+}
+
 double restart_cost(const PolicyOptions& o, bool cell_policy, int gpus) {
   if (o.restart_model == RestartModel::flat) return o.restart_cost_s;
   const double per_gpu = cell_policy ? 10 : 150, cap = cell_policy ? 40 : 600;
@@ -115,6 +124,7 @@ std::optional<Allocation> place_best(const Context& ctx, const FreeMap& free, co
   std::optional<Allocation> best;
   double best_speed = 0;
   for (const PlacedShape& ps : shapes_for(ctx.cluster, gpu, gpus)) {
+    if (!ctx.allowed(job, ps.partition, ps.shape)) continue;
     double speed = decision_speed(ctx, job, ps.shape, data_parallel);
     if (speed <= 0 || speed <= best_speed * (1 + 1e-9)) continue;
     if (auto a = free.place(ps.partition, ps.shape)) {

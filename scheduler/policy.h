@@ -64,6 +64,9 @@ struct Context {
   }
   // Some shape of `gpus` GPUs of `gpu` fits the job in memory (Cell-optimal plan).
   bool feasible(const Job& j, const std::string& gpu, int gpus) const;
+  // The resource manager lets `j` have `shape` in `partition` (Job::partition_max_nodes,
+  // Job::max_nodes, max_gpus).
+  bool allowed(const Job& j, int partition, const Cell& shape) const;
 };
 
 // What a policy wants for one job (same order as Context::jobs).
@@ -107,7 +110,7 @@ double restart_cost(const PolicyOptions& o, bool cell_policy, int gpus);
 double decision_speed(const Context& ctx, const Job& job, const Cell& shape,
                       bool data_parallel);
 // Best placement of `gpus` GPUs of `gpu` for the job by speed (best or dp),
-// among shapes that fit the free map and are memory-feasible.
+// among shapes that fit the free map, are memory-feasible and allowed (Context::allowed).
 std::optional<Allocation> place_best(const Context& ctx, const FreeMap& free, const Job& job,
                                      const std::string& gpu, int gpus, bool data_parallel);
 

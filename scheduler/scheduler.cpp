@@ -130,6 +130,15 @@ Result<std::vector<Decision>> Scheduler::decide(const ClusterState& cluster,
   std::vector<Target> targets = m_policy.schedule(ctx);
   if (targets.size() != ctx.jobs.size())
     return make_error("policy " + m_policy.name() + " returned a wrong number of targets");
+  // Whatever the policy, no job gets an allocation the resource manager does not allow it
+  // (Context::allowed); a running job may stay where it runs.
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const Allocation& a = targets[i].alloc;
+    if (a.empty() || a == ctx.jobs[i]->alloc || ctx.allowed(*ctx.jobs[i], a.partition, a.shape)) continue;
+    targets[i].alloc = ctx.jobs[i]->alloc;
+    targets[i].opportunistic = false;
+    targets[i].reason = "kept: the resource manager does not allow the policy's Cell";
+  }
   if (m_options.max_moves_per_round >= 0) bound_moves(cluster, ctx.jobs, targets, m_options.max_moves_per_round);
 
   // Validate the whole target state before emitting anything.

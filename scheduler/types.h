@@ -83,6 +83,11 @@ struct Job {
   double deadline = std::numeric_limits<double>::infinity();
   std::optional<estimator::Runtime> runtime;  // the job's runtime profile; none: the source's own
   int max_gpus = 0;             // the largest allocation the job accepts (0 = none; --crius-max-gpus)
+  // Where the resource manager lets the job run (criusd: Slurm's partition access and limits):
+  // per partition of the ClusterState, -1 not at all, 0 any size, n at most n nodes (empty:
+  // every partition, any size); and the most nodes of any allocation (0: any).
+  std::vector<int> partition_max_nodes;
+  int max_nodes = 0;
   // Dynamic state, owned by the driver.
   JobState state = JobState::pending;
   double done_iterations = 0;

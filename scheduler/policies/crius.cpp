@@ -96,6 +96,7 @@ std::vector<Candidate> Round::raw_candidates(size_t i, int max_gpus) const {
     for (int c : counts_for(m_ctx.cluster, gpu)) {
       if (c > max_gpus) break;
       for (const PlacedShape& ps : shapes_for(m_ctx.cluster, gpu, c)) {
+        if (!m_ctx.allowed(job(i), ps.partition, ps.shape)) continue;
         double s = speed(i, ps.shape);
         if (s > 0) out.push_back(Candidate{ps.partition, ps.shape, s});
       }

@@ -12,6 +12,7 @@
 #include "job/progress.h"
 #include "scheduler/estimator_throughput.h"
 #include "scheduler/scheduler.h"
+#include "slurm_plugin/criusd/limits.h"
 
 namespace crius::slurm {
 namespace sch = crius::scheduler;
@@ -59,6 +60,17 @@ int signal_number(const std::string& name) {
   std::string n = name.rfind("SIG", 0) == 0 ? name.substr(3) : name;
   auto it = names.find(n);
   return it == names.end() ? -1 : it->second;
+}
+
+// Slurm's pending reasons that say the job's Cell is over a limit (slurm_job_reason_string): a
+// Cell within the limits could run.
+bool over_a_limit(const std::string& reason) {
+  static const std::set<std::string> reasons = {
+      "PartitionNodeLimit", "QOSMaxGRESPerJob", "AssocMaxGRESPerJob", "QOSMaxGRESPerNode",
+      "AssocMaxGRESPerNode", "QOSMaxNodePerJobLimit", "AssocMaxNodePerJobLimit", "QOSMaxCpuPerJobLimit",
+      "AssocMaxCpuPerJobLimit", "QOSMaxGRESPerUser", "QOSMaxNodePerUserLimit", "QOSGrpGRES",
+      "AssocGrpGRES", "QOSGrpNodeLimit", "AssocGrpNodeLimit"};
+  return reasons.count(reason) > 0;
 }
 
 // An action on one job: its ids and what its new Cell's CPUs are counted from.
@@ -323,6 +335,8 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
         promised[it->second] += gpus_per_node;
   };
 
+  GroupLimits group_headroom(snap);  // read only: what each job could hold alone
+
   // Crius jobs: the ones the policy may place or move, the others with the reason why not.
   std::vector<sch::Job> jobs;
   std::vector<std::pair<const SlurmJob*, job::Record>> crius_jobs;  // same order as `jobs`
@@ -486,9 +500,11 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       }
       // ReqNodeNotAvail: the nodes it may use (its partition's, or criusd's pin) are down,
       // drained or reserved. That is capacity lost, as for any job: the round places it where
-      // it can run, or clears criusd's pin.
+      // it can run, or clears criusd's pin. A Cell over a limit (its own, its partition's, its
+      // QOS's or association's, per job or for the group) is one the round replaces with a
+      // Cell within them, or leaves.
       if (sj.reason != "None" && sj.reason != "Resources" && sj.reason != "Priority" &&
-          sj.reason != "ReqNodeNotAvail") {
+          sj.reason != "ReqNodeNotAvail" && !over_a_limit(sj.reason)) {
         skip("pending for " + sj.reason + ", not for resources");
         continue;
       }
@@ -502,6 +518,36 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     job.req_gpu = rec.cell.gpu;
     job.req_gpus = rec.cell.nodes * rec.cell.gpus_per_node;
     job.max_gpus = rec.request.max_gpus.value_or(0);
+    // Slurm's word on where the job may run and how big (limits.h): the partitions it may
+    // use, their MaxNodes, the per-job limits of its QOS and association, and what the group
+    // limits leave it (other jobs may take that too: the round's changes are counted below).
+    {
+      GpusNodes cap = per_job_limit(snap, sj);
+      const GpusNodes holding = running ? GpusNodes{rec.cell.gpus(), rec.cell.nodes} : GpusNodes{0, 0};
+      const GpusNodes left = group_headroom.most(sj, holding);
+      auto tighter = [](std::int64_t a, std::int64_t b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); };
+      cap = {tighter(cap.gpus, left.gpus), tighter(cap.nodes, left.nodes)};
+      if (cap.gpus >= 0) job.max_gpus = job.max_gpus > 0 ? std::min<int>(job.max_gpus, static_cast<int>(cap.gpus))
+                                                        : static_cast<int>(std::max<std::int64_t>(cap.gpus, 0));
+      if (cap.nodes >= 0) job.max_nodes = static_cast<int>(std::max<std::int64_t>(cap.nodes, 0));
+      std::vector<std::string> refused;
+      for (const auto& part : cluster.partitions) {
+        int most = 0;
+        for (const SlurmPartition& sp : snap.partitions)
+          if (sp.name == part.name) {
+            if (std::string why = partition_refusal(sp, sj); !why.empty()) most = -1, refused.push_back(why);
+            else most = sp.max_nodes;
+          }
+        job.partition_max_nodes.push_back(most);
+      }
+      const bool none = std::none_of(job.partition_max_nodes.begin(), job.partition_max_nodes.end(),
+                                     [](int m) { return m >= 0; });
+      if (none || cap.gpus == 0 || cap.nodes == 0) {  // it stays as it is; a running job keeps its GPUs
+        skip("Slurm lets it into none of the partitions of crius.toml: " +
+             (none ? util::join(refused, "; ") : std::string("its limits allow no GPUs")));
+        continue;
+      }
+    }
     // A deadline no Cell could meet at submission (flagged in the record) counts as none.
     if (rec.request.deadline_s && rec.deadline_met != false)
       job.deadline = static_cast<double>(sj.submit_time + *rec.request.deadline_s);
@@ -643,7 +689,29 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   // says what is free as the jobs run.
   if (!decided) round.notes.push_back("policy " + m_options.policy + " failed: " + decided.error() +
                                       "; no job gets a new Cell this round");
-  const std::vector<sch::Decision> decisions = decided ? std::move(*decided) : std::vector<sch::Decision>{};
+  std::vector<sch::Decision> decisions = decided ? std::move(*decided) : std::vector<sch::Decision>{};
+  // The limits shared with other jobs (GrpTRES, MaxTRESPerUser; limits.h), counted over the
+  // round's decisions in their order (preemptions free GPUs first): a change that would go
+  // over one is dropped, and the job stays as it is.
+  {
+    GroupLimits group(snap);
+    auto count = [](const sch::Allocation& a) {
+      return a.empty() ? GpusNodes{0, 0} : GpusNodes{a.shape.gpus(), a.shape.nodes};
+    };
+    std::vector<sch::Decision> kept;
+    for (auto& d : decisions) {
+      const sch::Job& job = jobs[d.job];
+      const GpusNodes from = count(job.alloc), to = count(d.target);
+      if (std::string why = group.change(*crius_jobs[d.job].first, from, to); !why.empty()) {
+        round.notes.push_back("job " + std::to_string(crius_jobs[d.job].first->id) + ": " +
+                              (job.state == sch::JobState::running ? "not moved" : "not given a Cell") + " (" +
+                              d.reason + "): " + why);
+        continue;
+      }
+      kept.push_back(std::move(d));
+    }
+    decisions = std::move(kept);
+  }
 
   // Where each job ends the round, for the free-GPU report: as it runs, unless moved or started.
   std::vector<sch::Allocation> ends(jobs.size());

@@ -4,18 +4,23 @@
 #include "slurm_plugin/apply_cell.h"
 #include "slurm_plugin/job_info.h"
 
+#include <grp.h>
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <functional>
+#include <map>
 #include <string_view>
 
 extern "C" {
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
+#include <slurm/slurmdb.h>
 // Exported by libslurm in 22.05 but not declared in slurm.h.
 char* slurm_job_state_string(uint32_t inx);
 char* slurm_job_reason_string(enum job_state_reason inx);
@@ -43,6 +48,103 @@ void parse_gres(const std::string& gres, std::string* type, int* count) {
     if (parts.size() == 3 && type && type->empty()) *type = parts[1];
     *count += n;
   }
+}
+
+// AccountingStorageEnforce=limits: ACCOUNTING_ENFORCE_LIMITS, SLURM_BIT(1) in
+// src/common/read_config.h (22.05 and 24.11; not in the installed headers).
+constexpr uint16_t kEnforceLimits = 1u << 1;
+
+// "a,b" or "ALL" (or none) as a list; ALL and none are the empty list: everyone.
+std::vector<std::string> name_list(const char* s) {
+  if (!s || std::strcmp(s, "ALL") == 0) return {};
+  return util::split(s, ',', true);
+}
+
+// A per-TRES array of slurmctld's association manager (positions as in tres_names) as GPUs and
+// nodes; INFINITE64 and NO_VAL64 are no limit (-1).
+struct TresPositions {
+  int gpu = -1, node = -1;
+  GpusNodes of(const uint64_t* values) const {
+    GpusNodes out;
+    auto one = [&](int i) -> std::int64_t {
+      if (!values || i < 0 || values[i] == INFINITE64 || values[i] == NO_VAL64) return -1;
+      return static_cast<std::int64_t>(values[i]);
+    };
+    out.gpus = one(gpu);
+    out.nodes = one(node);
+    return out;
+  }
+};
+
+// The association and QOS limits and usage slurmctld holds (what `scontrol show assoc_mgr`
+// shows): readable only with accounting; none otherwise.
+void read_limits(Snapshot& snap, const std::function<std::string(uint32_t)>& user_of) {
+  assoc_mgr_info_request_msg_t req{};
+  req.flags = ASSOC_MGR_INFO_FLAG_ASSOC | ASSOC_MGR_INFO_FLAG_QOS;
+  assoc_mgr_info_msg_t* msg = nullptr;
+  if (slurm_load_assoc_mgr_info(&req, &msg) != SLURM_SUCCESS || !msg) return;
+  TresPositions pos;
+  for (uint32_t i = 0; i < msg->tres_cnt && msg->tres_names; ++i) {
+    if (!msg->tres_names[i]) continue;
+    if (std::strcmp(msg->tres_names[i], "gres/gpu") == 0) pos.gpu = static_cast<int>(i);
+    if (std::strcmp(msg->tres_names[i], "node") == 0) pos.node = static_cast<int>(i);
+  }
+  if (msg->assoc_list) {
+    ListIterator it = slurm_list_iterator_create(msg->assoc_list);
+    while (auto* a = static_cast<slurmdb_assoc_rec_t*>(slurm_list_next(it))) {
+      SlurmAssoc assoc;
+      assoc.id = a->id;
+      assoc.parent_id = a->parent_id;
+      assoc.user = str(a->user);
+      assoc.account = str(a->acct);
+      assoc.partition = str(a->partition);
+      assoc.max_per_job = pos.of(a->max_tres_ctld);
+      assoc.grp = pos.of(a->grp_tres_ctld);
+      if (a->usage) assoc.used = pos.of(a->usage->grp_used_tres);
+      snap.assocs.push_back(std::move(assoc));
+    }
+    slurm_list_iterator_destroy(it);
+  }
+  if (msg->qos_list) {
+    ListIterator it = slurm_list_iterator_create(msg->qos_list);
+    while (auto* q = static_cast<slurmdb_qos_rec_t*>(slurm_list_next(it))) {
+      SlurmQos qos;
+      qos.name = str(q->name);
+      qos.max_per_job = pos.of(q->max_tres_pj_ctld);
+      qos.max_per_user = pos.of(q->max_tres_pu_ctld);
+      qos.grp = pos.of(q->grp_tres_ctld);
+      if (q->usage) {
+        qos.used = pos.of(q->usage->grp_used_tres);
+        if (q->usage->user_limit_list) {
+          ListIterator u = slurm_list_iterator_create(q->usage->user_limit_list);
+          while (auto* used = static_cast<slurmdb_used_limits_t*>(slurm_list_next(u)))
+            qos.used_by_user[user_of(used->uid)] = pos.of(used->tres);
+          slurm_list_iterator_destroy(u);
+        }
+      }
+      snap.qos.push_back(std::move(qos));
+    }
+    slurm_list_iterator_destroy(it);
+  }
+  slurm_free_assoc_mgr_info_msg(msg);
+}
+
+// The names of a user's groups (AllowGroups is by name); none when the user is unknown here.
+std::vector<std::string> groups_of(const std::string& user, gid_t primary) {
+  std::vector<gid_t> gids(64);
+  int n = static_cast<int>(gids.size());
+  if (getgrouplist(user.c_str(), primary, gids.data(), &n) < 0) {
+    if (n <= 0 || n > 65536) return {};
+    gids.resize(static_cast<size_t>(n));
+    if (getgrouplist(user.c_str(), primary, gids.data(), &n) < 0) return {};
+  }
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) {
+    struct group gr{}, *res = nullptr;
+    char buf[4096];
+    if (getgrgid_r(gids[static_cast<size_t>(i)], &gr, buf, sizeof buf, &res) == 0 && res) out.emplace_back(gr.gr_name);
+  }
+  return out;
 }
 
 std::string user_name(uint32_t uid) {
@@ -92,6 +194,20 @@ Result<Snapshot> SlurmClient::snapshot() {
     return slurm_failure("slurm_load_partitions");
   }
   slurm_populate_node_partitions(nodes, parts);
+  for (uint32_t i = 0; i < parts->record_count; ++i) {
+    const partition_info_t& p = parts->partition_array[i];
+    SlurmPartition part;
+    part.name = str(p.name);
+    part.allow_accounts = name_list(p.allow_accounts);
+    part.deny_accounts = name_list(p.deny_accounts);
+    part.allow_qos = name_list(p.allow_qos);
+    part.deny_qos = name_list(p.deny_qos);
+    part.allow_groups = name_list(p.allow_groups);
+    part.max_nodes = p.max_nodes == INFINITE || p.max_nodes == NO_VAL ? 0 : static_cast<int>(p.max_nodes);
+    part.max_time_s = p.max_time == INFINITE || p.max_time == NO_VAL ? 0 : std::int64_t{p.max_time} * 60;
+    part.up = (p.state_up & PARTITION_UP) == PARTITION_UP;
+    snap.partitions.push_back(std::move(part));
+  }
   slurm_free_partition_info_msg(parts);
   for (uint32_t i = 0; i < nodes->record_count; ++i) {
     const node_info_t& n = nodes->node_array[i];
@@ -128,8 +244,22 @@ Result<Snapshot> SlurmClient::snapshot() {
   }
   slurm_free_reservation_info_msg(resvs);
 
+  slurm_conf_t* conf = nullptr;
+  if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS) return slurm_failure("slurm_load_ctl_conf");
+  snap.enforce_limits = (conf->accounting_storage_enforce & kEnforceLimits) != 0;
+  slurm_free_ctl_conf(conf);
+  std::map<uint32_t, std::string> users;  // uid -> name, once per snapshot
+  auto user_of = [&](uint32_t uid) -> std::string {
+    auto it = users.find(uid);
+    return it != users.end() ? it->second : users[uid] = user_name(uid);
+  };
+  read_limits(snap, user_of);
+
   job_info_msg_t* jobs = nullptr;
   if (slurm_load_jobs(0, &jobs, SHOW_ALL) != SLURM_SUCCESS) return slurm_failure("slurm_load_jobs");
+  std::map<std::string, std::vector<std::string>> groups;  // user -> group names, once per snapshot
+  const bool any_allow_groups = std::any_of(snap.partitions.begin(), snap.partitions.end(),
+                                            [](const SlurmPartition& p) { return !p.allow_groups.empty(); });
   for (uint32_t i = 0; i < jobs->record_count; ++i) {
     const slurm_job_info_t& j = jobs->job_array[i];
     SlurmJob job;
@@ -164,7 +294,14 @@ Result<Snapshot> SlurmClient::snapshot() {
     if (j.time_limit != INFINITE && j.time_limit != NO_VAL) job.time_limit_s = std::int64_t{j.time_limit} * 60;
     job.batch = j.batch_flag != 0;
     job.requeue = j.requeue != 0;
-    job.user = user_name(j.user_id);
+    job.user = user_of(j.user_id);
+    job.assoc_id = j.assoc_id;
+    if (!any_allow_groups) {  // only AllowGroups reads them: no lookups otherwise
+    } else if (auto g = groups.find(job.user); g != groups.end()) {
+      job.user_groups = g->second;
+    } else {
+      job.user_groups = groups[job.user] = groups_of(job.user, j.group_id);
+    }
     job.account = str(j.account);
     job.qos = str(j.qos);
     snap.jobs.push_back(std::move(job));

@@ -4,6 +4,20 @@
 
 namespace crius::slurm {
 
+namespace {
+
+nlohmann::json gn_json(const GpusNodes& g) { return {{"gpus", g.gpus}, {"nodes", g.nodes}}; }
+GpusNodes gn_from(const nlohmann::json& j, const char* key) {
+  GpusNodes g;
+  if (!j.contains(key)) return g;
+  const auto& v = j.at(key);
+  g.gpus = v.value("gpus", std::int64_t{-1});
+  g.nodes = v.value("nodes", std::int64_t{-1});
+  return g;
+}
+
+}  // namespace
+
 nlohmann::json to_json(const Snapshot& s) {
   nlohmann::json j;
   j["now"] = s.now;
@@ -22,7 +36,8 @@ nlohmann::json to_json(const Snapshot& s) {
                          {"begin_time", b.begin_time}, {"batch", b.batch}, {"requeue", b.requeue},
                          {"user", b.user}, {"account", b.account}, {"qos", b.qos},
                          {"eligible_time", b.eligible_time}, {"reservation", b.reservation},
-                         {"time_limit_s", b.time_limit_s},
+                         {"time_limit_s", b.time_limit_s}, {"assoc_id", b.assoc_id},
+                         {"user_groups", b.user_groups},
                          {"array_job_id", b.array_job_id}, {"array_tasks", b.array_tasks},
                          {"het_job_id", b.het_job_id}});
     if (b.array_task_id) j["jobs"].back()["array_task_id"] = *b.array_task_id;
@@ -31,6 +46,24 @@ nlohmann::json to_json(const Snapshot& s) {
   for (const auto& r : s.reservations)
     j["reservations"].push_back({{"name", r.name}, {"start_time", r.start_time}, {"end_time", r.end_time},
                                  {"all_nodes", r.all_nodes}, {"nodes", r.nodes}});
+  j["partitions"] = nlohmann::json::array();
+  for (const auto& p : s.partitions)
+    j["partitions"].push_back({{"name", p.name}, {"allow_accounts", p.allow_accounts}, {"deny_accounts", p.deny_accounts},
+                               {"allow_qos", p.allow_qos}, {"deny_qos", p.deny_qos}, {"allow_groups", p.allow_groups},
+                               {"max_nodes", p.max_nodes}, {"max_time_s", p.max_time_s}, {"up", p.up}});
+  j["enforce_limits"] = s.enforce_limits;
+  j["qos"] = nlohmann::json::array();
+  for (const auto& q : s.qos) {
+    nlohmann::json by_user = nlohmann::json::object();
+    for (const auto& [user, used] : q.used_by_user) by_user[user] = gn_json(used);
+    j["qos"].push_back({{"name", q.name}, {"max_per_job", gn_json(q.max_per_job)}, {"max_per_user", gn_json(q.max_per_user)},
+                        {"grp", gn_json(q.grp)}, {"used", gn_json(q.used)}, {"used_by_user", by_user}});
+  }
+  j["assocs"] = nlohmann::json::array();
+  for (const auto& a : s.assocs)
+    j["assocs"].push_back({{"id", a.id}, {"parent_id", a.parent_id}, {"user", a.user}, {"account", a.account},
+                           {"partition", a.partition}, {"max_per_job", gn_json(a.max_per_job)}, {"grp", gn_json(a.grp)},
+                           {"used", gn_json(a.used)}});
   return j;
 }
 
@@ -87,6 +120,8 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& 
       if (b.contains("array_task_id")) job.array_task_id = b.at("array_task_id").get<std::uint32_t>();
       job.array_tasks = b.value("array_tasks", "");
       job.het_job_id = b.value("het_job_id", std::uint32_t{0});
+      job.assoc_id = b.value("assoc_id", std::uint32_t{0});
+      job.user_groups = b.value("user_groups", std::vector<std::string>{});
       s.jobs.push_back(std::move(job));
     }
     for (const auto& r : j.value("reservations", nlohmann::json::array())) {
@@ -97,6 +132,44 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& 
       resv.all_nodes = r.value("all_nodes", false);
       resv.nodes = r.value("nodes", std::vector<std::string>{});
       s.reservations.push_back(std::move(resv));
+    }
+    for (const auto& p : j.value("partitions", nlohmann::json::array())) {
+      SlurmPartition part;
+      part.name = p.at("name").get<std::string>();
+      using names = std::vector<std::string>;
+      part.allow_accounts = p.value("allow_accounts", names{});
+      part.deny_accounts = p.value("deny_accounts", names{});
+      part.allow_qos = p.value("allow_qos", names{});
+      part.deny_qos = p.value("deny_qos", names{});
+      part.allow_groups = p.value("allow_groups", names{});
+      part.max_nodes = p.value("max_nodes", 0);
+      part.max_time_s = p.value("max_time_s", std::int64_t{0});
+      part.up = p.value("up", true);
+      s.partitions.push_back(std::move(part));
+    }
+    s.enforce_limits = j.value("enforce_limits", false);
+    for (const auto& q : j.value("qos", nlohmann::json::array())) {
+      SlurmQos qos;
+      qos.name = q.at("name").get<std::string>();
+      qos.max_per_job = gn_from(q, "max_per_job");
+      qos.max_per_user = gn_from(q, "max_per_user");
+      qos.grp = gn_from(q, "grp");
+      qos.used = gn_from(q, "used");
+      for (const auto& [user, used] : q.value("used_by_user", nlohmann::json::object()).items())
+        qos.used_by_user[user] = {used.value("gpus", std::int64_t{0}), used.value("nodes", std::int64_t{0})};
+      s.qos.push_back(std::move(qos));
+    }
+    for (const auto& a : j.value("assocs", nlohmann::json::array())) {
+      SlurmAssoc assoc;
+      assoc.id = a.at("id").get<std::uint32_t>();
+      assoc.parent_id = a.value("parent_id", std::uint32_t{0});
+      assoc.user = a.value("user", "");
+      assoc.account = a.value("account", "");
+      assoc.partition = a.value("partition", "");
+      assoc.max_per_job = gn_from(a, "max_per_job");
+      assoc.grp = gn_from(a, "grp");
+      assoc.used = gn_from(a, "used");
+      s.assocs.push_back(std::move(assoc));
     }
     return s;
   } catch (const nlohmann::json::exception& e) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,35 @@ struct SlurmNode {
   int gpus = 0;         // configured GPUs
   int gpus_used = 0;    // allocated GPUs (all jobs)
   bool usable = true;   // not down, drained or failing
+};
+
+// GPUs and nodes: a limit (-1: none) or a count in use.
+struct GpusNodes {
+  std::int64_t gpus = -1, nodes = -1;
+  bool operator==(const GpusNodes&) const = default;
+};
+
+// Who and what a Slurm partition lets in (slurm_load_partitions). An empty allow list lets
+// everyone in ("ALL").
+struct SlurmPartition {
+  std::string name;
+  std::vector<std::string> allow_accounts, deny_accounts, allow_qos, deny_qos, allow_groups;
+  int max_nodes = 0;            // per job; 0: none
+  std::int64_t max_time_s = 0;  // 0: none
+  bool up = true;               // takes jobs (State=UP)
+};
+
+// A QOS's and an association's TRES limits and what their jobs use now (slurmctld's
+// association manager, as `scontrol show assoc_mgr` shows them), for GPUs and nodes.
+struct SlurmQos {
+  std::string name;
+  GpusNodes max_per_job, max_per_user, grp, used;
+  std::map<std::string, GpusNodes> used_by_user;  // user name -> in use
+};
+struct SlurmAssoc {
+  std::uint32_t id = 0, parent_id = 0;  // parent_id 0: the root
+  std::string user, account, partition;
+  GpusNodes max_per_job, grp, used;
 };
 
 struct SlurmJob {
@@ -61,6 +91,8 @@ struct SlurmJob {
   bool batch = true;            // srun and salloc jobs cannot be requeued
   bool requeue = true;          // --requeue / JobRequeue allow it
   std::string user, account, qos;
+  std::uint32_t assoc_id = 0;            // its association (0: none, no accounting)
+  std::vector<std::string> user_groups;  // the user's groups, for partitions' AllowGroups
 };
 
 // The id Slurm's RPCs take for exactly this job: "A_T" for a task of an array, else the id.
@@ -78,6 +110,12 @@ struct Snapshot {
   std::vector<SlurmNode> nodes;
   std::vector<SlurmJob> jobs;
   std::vector<SlurmReservation> reservations;
+  // Slurm's rules on who may run what, where: the partitions' access and size limits, and
+  // (enforced only with AccountingStorageEnforce=limits) the QOS and association limits.
+  std::vector<SlurmPartition> partitions;
+  bool enforce_limits = false;
+  std::vector<SlurmQos> qos;
+  std::vector<SlurmAssoc> assocs;
 };
 
 nlohmann::json to_json(const Snapshot& s);

@@ -50,14 +50,14 @@ grep -qE '^999 .* policy' free.json.status || fail "job 999 should be offered to
 state held.json '{"priority": 0, "reason": "JobHeldUser"}' '{}' '{}'
 state dependency.json '{"reason": "Dependency"}' '{}' '{}'
 state begin.json '{"reason": "BeginTime", "begin_time": 31536000}' '{}' '{}'
-state limits.json '{"reason": "QOSMaxGRESPerUser"}' '{}' '{}'
+state limits.json '{"reason": "AssocMaxJobsLimit"}' '{}' '{}'
 for s in held dependency begin limits; do
   [ -z "$(decide $s.json)" ] || fail "$s: criusd acted for a job Slurm would not start: $(decide $s.json)"
 done
 grep -qE '^999 .* no: held' held.json.status || fail "held: no reason in --status: $(cat held.json.status)"
 grep -qE '^999 .* no: waits for a dependency' dependency.json.status || fail "dependency: no reason in --status"
 grep -qE '^999 .* no: waits for its begin time' begin.json.status || fail "begin: no reason in --status"
-grep -qE '^999 .* no: pending for QOSMaxGRESPerUser' limits.json.status || fail "limits: no reason in --status"
+grep -qE '^999 .* no: pending for AssocMaxJobsLimit' limits.json.status || fail "limits: no reason in --status"
 
 state not_movable.json '{}' '{}' '{"movable": false}'
 state no_requeue.json '{}' '{"requeue": false}' '{}'

@@ -886,3 +886,153 @@ BOOST_FIXTURE_TEST_CASE(declared_iterations_are_bounded_by_the_time_limit, Fixtu
   s.jobs[0].time_limit_s = 3600;  // an hour, 1000 s of it used
   BOOST_TEST(remaining() == 2600, boost::test_tools::tolerance(1e-6));
 }
+
+// Slurm's rules (limits.h): every Cell criusd gives a job is one Slurm lets it have.
+BOOST_FIXTURE_TEST_CASE(partition_access_and_size_limits, Fixture) {
+  // v100 is full; a100 idle. The job waits on v100 and would move to a100.
+  auto snapshot = [&](const SlurmJob& waiting) {
+    Snapshot s;
+    s.now = 5000;
+    s.nodes = {node("a100-1", "a100", 0), node("a100-2", "a100", 0), node("v100-1", "v100", 8),
+               node("v100-2", "v100", 8)};
+    s.jobs = {slurm_job(1, "RUNNING", "", {"v100-1"}), slurm_job(2, "RUNNING", "", {"v100-2"}), waiting};
+    s.jobs[0].partition = s.jobs[1].partition = "v100";
+    s.partitions = {SlurmPartition{"a100"}, SlurmPartition{"v100"}};
+    return s;
+  };
+  job::Record rec = make_record("v100:2x8:1", "v100");
+  SlurmJob j = slurm_job(3, "PENDING", job::to_text(rec), {}, "gres:gpu:8");
+  j.partition = "v100";
+  j.account = "lab";
+  j.qos = "normal";
+  Controller c(*cluster, {});
+  auto decide = [&](const Snapshot& s) {
+    auto round = c.decide(s);
+    BOOST_TEST_REQUIRE(round.ok(), why(round));
+    return *round;
+  };
+  Snapshot s = snapshot(j);
+  auto open = decide(s);  // the control: it moves to a100, on both nodes
+  BOOST_TEST_REQUIRE(open.actions.size() == 1u);
+  BOOST_TEST(open.actions[0].to.gpu == "a100");
+  BOOST_TEST(open.actions[0].to.nodes == 2);
+
+  s.partitions[0].allow_accounts = {"other"};
+  auto r = decide(s);
+  BOOST_TEST(r.actions.empty());
+  s.partitions[0].allow_accounts = {};
+  s.partitions[0].deny_qos = {"normal"};
+  BOOST_TEST(decide(s).actions.empty());
+  s.partitions[0].deny_qos = {};
+  s.partitions[0].allow_groups = {"gpu-users"};
+  BOOST_TEST(decide(s).actions.empty());
+  s.jobs[2].user_groups = {"staff", "gpu-users"};
+  BOOST_TEST(decide(s).actions.size() == 1u);
+  s.partitions[0].allow_groups = {};
+  s.partitions[0].up = false;
+  BOOST_TEST(decide(s).actions.empty());
+  s.partitions[0].up = true;
+  s.partitions[0].max_time_s = 3600;
+  s.jobs[2].time_limit_s = 7200;
+  BOOST_TEST(decide(s).actions.empty());
+  s.jobs[2].time_limit_s = 3600;
+  // MaxNodes=1: a Cell on one a100 node, not two.
+  s.partitions[0].max_nodes = 1;
+  r = decide(s);
+  BOOST_TEST_REQUIRE(r.actions.size() == 1u);
+  BOOST_TEST(r.actions[0].to.gpu == "a100");
+  BOOST_TEST(r.actions[0].to.nodes == 1);
+  // Slurm lets it into no crius partition at all: reported, left alone.
+  s.partitions[0].allow_accounts = s.partitions[1].allow_accounts = {"other"};
+  r = decide(s);
+  BOOST_TEST(r.actions.empty());
+  BOOST_TEST(r.jobs.back().considered.find("Slurm lets it into none of the partitions") != std::string::npos,
+             r.jobs.back().considered);
+  BOOST_TEST(r.jobs.back().considered.find("account lab is not in the AllowAccounts of partition a100") !=
+                 std::string::npos, r.jobs.back().considered);
+}
+
+// QOS and association limits, where Slurm enforces them (AccountingStorageEnforce=limits).
+BOOST_FIXTURE_TEST_CASE(qos_and_association_limits, Fixture) {
+  // One movable job on 1 x 2 a100 with many iterations left and everything else idle grows
+  // (running_job_grows_when_gpus_are_idle) unless a limit stops it.
+  job::Record long_job = make_record("a100:1x2:1", "a100");
+  long_job.request.iters = 100000;
+  long_job.request.movable = true;
+  SlurmJob j = slurm_job(9, "RUNNING", job::to_text(long_job), {"a100-1"}, "gres:gpu:2");
+  j.start_time = 4000;
+  j.account = "lab";
+  j.qos = "normal";
+  j.user = "alice";
+  j.assoc_id = 3;
+  auto snapshot = [&] {
+    Snapshot s;
+    s.now = 5000;
+    s.nodes = {node("a100-1", "a100", 2), node("a100-2", "a100", 0), node("v100-1", "v100", 0),
+               node("v100-2", "v100", 0)};
+    s.jobs = {j};
+    s.enforce_limits = true;
+    s.qos = {SlurmQos{"normal", {}, {}, {}, {2, 1}, {{"alice", {2, 1}}}}};
+    s.assocs = {SlurmAssoc{1, 0, "", "root", "", {}, {}, {2, 1}}, SlurmAssoc{2, 1, "", "lab", "", {}, {}, {2, 1}},
+                SlurmAssoc{3, 2, "alice", "lab", "", {}, {}, {2, 1}}};
+    return s;
+  };
+  Controller c(*cluster, {});
+  auto grown_to = [&](const Snapshot& s) {
+    auto round = c.decide(s);
+    BOOST_TEST_REQUIRE(round.ok(), why(round));
+    for (const auto& n : round->notes) BOOST_TEST_MESSAGE(n);
+    return round->actions.empty() ? 2 : round->actions[0].to.gpus();
+  };
+  Snapshot s = snapshot();
+  BOOST_TEST(grown_to(s) > 8);  // the control: no limits set
+  s.enforce_limits = false;
+  s.qos[0].max_per_job = {4, -1};
+  BOOST_TEST(grown_to(s) > 8);  // limits not enforced by Slurm: none
+  s.enforce_limits = true;
+  BOOST_TEST(grown_to(s) == 4);  // QOS MaxTRESPerJob=gres/gpu=4
+  s = snapshot();
+  s.assocs[2].max_per_job = {-1, 1};
+  BOOST_TEST(grown_to(s) == 8);  // the association's MaxTRESPerJob=node=1: one node
+  s = snapshot();
+  s.assocs[1].grp = {8, -1};  // account lab: GrpTRES=gres/gpu=8, 2 in use
+  BOOST_TEST(grown_to(s) == 8);
+  s.assocs[1].used = {6, 1};  // other jobs of the account hold 4 more: 2 + 2 left
+  BOOST_TEST(grown_to(s) == 4);
+  s = snapshot();
+  s.qos[0].max_per_user = {2, -1};  // alice may hold 2 GPUs of QOS normal: she does
+  BOOST_TEST(grown_to(s) == 2);
+  s.qos[0].used_by_user["alice"] = {1, 1};  // 1 of her 2 here (a count off by one): still 2 at most
+  BOOST_TEST(grown_to(s) <= 3);
+  // Two jobs that each fit a group limit alone, not together: the round gives the first its
+  // change and drops the second's, saying why.
+  s = snapshot();
+  s.assocs[1].grp = {12, -1};  // account lab: 12 GPUs, 2 in use
+  SlurmJob second = j;
+  second.id = 11;
+  second.nodes = {"a100-2"};
+  s.jobs.push_back(second);
+  s.nodes[1].gpus_used = 2;
+  s.assocs[1].used = s.assocs[0].used = {4, 2};
+  auto round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  int added = 0;
+  for (const auto& a : round->actions) added += a.to.gpus() - 2;
+  BOOST_TEST(added <= 8);  // 12 - 4 in use
+  BOOST_TEST(added > 0);
+  bool said = false;
+  for (const auto& n : round->notes) said = said || n.find("GrpTRES of account lab (gres/gpu=12") != std::string::npos;
+  BOOST_TEST(said, "no note of the dropped change: " << round->notes.size() << " notes, " << round->actions.size() << " actions");
+  // A job pending because its Cell is over a limit (QOSMaxGRESPerJob) gets one within it.
+  s = snapshot();
+  s.qos[0].max_per_job = {8, -1};
+  SlurmJob over = slurm_job(10, "PENDING", record("a100:2x8:1", "a100"), {}, "gres:gpu:8");
+  over.reason = "QOSMaxGRESPerJob";
+  over.account = "lab", over.qos = "normal", over.user = "bob", over.assoc_id = 2;
+  s.jobs.push_back(over);
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  bool fixed = false;
+  for (const auto& a : round->actions) fixed = fixed || (a.job == 10u && a.to.gpus() <= 8);
+  BOOST_TEST(fixed);
+}

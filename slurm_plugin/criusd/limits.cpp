@@ -1,0 +1,137 @@
+#include "slurm_plugin/criusd/limits.h"
+
+#include <algorithm>
+
+namespace crius::slurm {
+
+namespace {
+
+bool listed(const std::vector<std::string>& list, const std::string& name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+// The smaller of two limits, -1 being none.
+std::int64_t tighter(std::int64_t a, std::int64_t b) {
+  if (a < 0) return b;
+  if (b < 0) return a;
+  return std::min(a, b);
+}
+
+// The association and its parents, the job's own first (a cycle or a missing parent ends it).
+template <typename Find>
+std::vector<const SlurmAssoc*> chain(std::uint32_t id, Find&& find) {
+  std::vector<const SlurmAssoc*> out;
+  for (const SlurmAssoc* a = find(id); a && out.size() < 64; a = find(a->parent_id)) {
+    if (std::find(out.begin(), out.end(), a) != out.end()) break;
+    out.push_back(a);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string partition_refusal(const SlurmPartition& p, const SlurmJob& job) {
+  const std::string where = "partition " + p.name;
+  if (!p.up) return where + " is not up";
+  if (!p.allow_accounts.empty() && !listed(p.allow_accounts, job.account))
+    return "account " + job.account + " is not in the AllowAccounts of " + where;
+  if (listed(p.deny_accounts, job.account)) return "account " + job.account + " is in the DenyAccounts of " + where;
+  if (!p.allow_qos.empty() && !listed(p.allow_qos, job.qos)) return "QOS " + job.qos + " is not in the AllowQos of " + where;
+  if (listed(p.deny_qos, job.qos)) return "QOS " + job.qos + " is in the DenyQos of " + where;
+  // Slurm lets root (a super-user) in whatever AllowGroups says (partition_mgr.c, validate_group).
+  if (!p.allow_groups.empty() && job.user != "root" &&
+      std::none_of(job.user_groups.begin(), job.user_groups.end(),
+                   [&](const std::string& g) { return listed(p.allow_groups, g); }))
+    return "user " + job.user + " is in none of the AllowGroups of " + where;
+  if (p.max_time_s > 0 && job.time_limit_s > p.max_time_s) return "its time limit is over the MaxTime of " + where;
+  return "";
+}
+
+GpusNodes per_job_limit(const Snapshot& s, const SlurmJob& job) {
+  GpusNodes limit;
+  if (!s.enforce_limits) return limit;
+  for (const SlurmQos& q : s.qos)
+    if (q.name == job.qos) {
+      limit.gpus = tighter(limit.gpus, q.max_per_job.gpus);
+      limit.nodes = tighter(limit.nodes, q.max_per_job.nodes);
+    }
+  auto find = [&](std::uint32_t id) -> const SlurmAssoc* {
+    for (const SlurmAssoc& a : s.assocs)
+      if (id != 0 && a.id == id) return &a;
+    return nullptr;
+  };
+  for (const SlurmAssoc* a : chain(job.assoc_id, find)) {
+    limit.gpus = tighter(limit.gpus, a->max_per_job.gpus);
+    limit.nodes = tighter(limit.nodes, a->max_per_job.nodes);
+  }
+  return limit;
+}
+
+GroupLimits::GroupLimits(const Snapshot& s) : m_enforced(s.enforce_limits) {
+  if (!m_enforced) return;
+  for (const SlurmAssoc& a : s.assocs) {
+    m_assoc[a.id] = &a;
+    const std::string who = a.user.empty() ? "account " + a.account : "user " + a.user + " in account " + a.account;
+    m_counters["assoc/" + std::to_string(a.id)] = {"GrpTRES of " + who, a.grp, a.used};
+  }
+  for (const SlurmQos& q : s.qos) {
+    m_counters["qos/" + q.name] = {"GrpTRES of QOS " + q.name, q.grp, q.used};
+    if (q.max_per_user.gpus < 0 && q.max_per_user.nodes < 0) continue;
+    m_per_user[q.name] = q.max_per_user;
+    for (const auto& [user, used] : q.used_by_user)
+      m_counters["qos/" + q.name + "/" + user] = {"MaxTRESPerUser of QOS " + q.name + " for user " + user,
+                                                  q.max_per_user, used};
+  }
+}
+
+std::vector<GroupLimits::Counter*> GroupLimits::counters_of(const SlurmJob& job) {
+  std::vector<Counter*> out;
+  auto find = [&](std::uint32_t id) -> const SlurmAssoc* {
+    auto it = m_assoc.find(id);
+    return id != 0 && it != m_assoc.end() ? it->second : nullptr;
+  };
+  for (const SlurmAssoc* a : chain(job.assoc_id, find)) out.push_back(&m_counters["assoc/" + std::to_string(a->id)]);
+  if (auto it = m_counters.find("qos/" + job.qos); it != m_counters.end()) out.push_back(&it->second);
+  if (auto it = m_per_user.find(job.qos); it != m_per_user.end()) {
+    auto [user, added] = m_counters.try_emplace("qos/" + job.qos + "/" + job.user);
+    if (added) user->second = {"MaxTRESPerUser of QOS " + job.qos + " for user " + job.user, it->second, {0, 0}};
+    out.push_back(&user->second);
+  }
+  return out;
+}
+
+GpusNodes GroupLimits::most(const SlurmJob& job, GpusNodes holding) {
+  GpusNodes out;
+  if (!m_enforced) return out;
+  for (const Counter* c : counters_of(job)) {
+    auto left = [](std::int64_t limit, std::int64_t used, std::int64_t mine) -> std::int64_t {
+      return limit < 0 ? -1 : std::max<std::int64_t>(0, limit - (std::max<std::int64_t>(0, used) - mine));
+    };
+    out.gpus = tighter(out.gpus, left(c->limit.gpus, c->used.gpus, holding.gpus));
+    out.nodes = tighter(out.nodes, left(c->limit.nodes, c->used.nodes, holding.nodes));
+  }
+  return out;
+}
+
+std::string GroupLimits::change(const SlurmJob& job, GpusNodes from, GpusNodes to) {
+  if (!m_enforced) return "";
+  const std::int64_t gpus = to.gpus - from.gpus, nodes = to.nodes - from.nodes;
+  std::vector<Counter*> counters = counters_of(job);
+  for (const Counter* c : counters) {
+    const std::int64_t used_gpus = std::max<std::int64_t>(0, c->used.gpus),
+                       used_nodes = std::max<std::int64_t>(0, c->used.nodes);
+    if (gpus > 0 && c->limit.gpus >= 0 && used_gpus + gpus > c->limit.gpus)
+      return "its GPUs would be over the " + c->name + " (gres/gpu=" + std::to_string(c->limit.gpus) + ", " +
+             std::to_string(used_gpus) + " in use)";
+    if (nodes > 0 && c->limit.nodes >= 0 && used_nodes + nodes > c->limit.nodes)
+      return "its nodes would be over the " + c->name + " (node=" + std::to_string(c->limit.nodes) + ", " +
+             std::to_string(used_nodes) + " in use)";
+  }
+  for (Counter* c : counters) {
+    c->used.gpus = std::max<std::int64_t>(0, c->used.gpus) + gpus;
+    c->used.nodes = std::max<std::int64_t>(0, c->used.nodes) + nodes;
+  }
+  return "";
+}
+
+}  // namespace crius::slurm

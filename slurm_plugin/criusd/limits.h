@@ -1,0 +1,51 @@
+// Slurm's rules on who may run what, where, as criusd applies them to every Cell it gives a job
+// (criusd(8), SLURM'S RULES): a partition's access lists, state, node and time limits, and,
+// where Slurm enforces them (AccountingStorageEnforce=limits), the GPU and node limits of the
+// job's QOS and association: per job, per user of the QOS, and for the group (GrpTRES of the
+// QOS and of the association and each of its parents). Read off a Snapshot; nothing here talks
+// to Slurm.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "slurm_plugin/criusd/snapshot.h"
+
+namespace crius::slurm {
+
+// Why Slurm would not take `job` into partition `p` whatever its size: the partition is not up,
+// or its AllowAccounts, DenyAccounts, AllowQos, DenyQos or AllowGroups leave the job out, or the
+// job's time limit is over its MaxTime. "" if it would.
+std::string partition_refusal(const SlurmPartition& p, const SlurmJob& job);
+
+// The most GPUs and nodes one job may hold: the per-job limits (MaxTRESPerJob) of its QOS and
+// of its association and its parents, the smallest of each (-1: none, or not enforced).
+GpusNodes per_job_limit(const Snapshot& s, const SlurmJob& job);
+
+// The limits shared with other jobs, counted over the changes of one round: GrpTRES of the
+// job's association and each parent, the QOS's GrpTRES and MaxTRESPerUser, against what Slurm
+// counts in use now.
+class GroupLimits {
+ public:
+  explicit GroupLimits(const Snapshot& s);
+  // Whether `job`, holding `from` now ({0, 0} when pending), may hold `to` instead; when it
+  // may, the change is counted. "" if it may, else the limit that stops it.
+  std::string change(const SlurmJob& job, GpusNodes from, GpusNodes to);
+  // The most `job`, holding `holding` now, could hold alone under these limits (-1: no limit).
+  GpusNodes most(const SlurmJob& job, GpusNodes holding);
+
+ private:
+  struct Counter {
+    std::string name;    // as a message names it: "GrpTRES of account lab"
+    GpusNodes limit;     // -1: none
+    GpusNodes used;
+  };
+  std::vector<Counter*> counters_of(const SlurmJob& job);
+  bool m_enforced = false;
+  std::map<std::uint32_t, const SlurmAssoc*> m_assoc;  // by id
+  std::map<std::string, Counter> m_counters;           // by key
+  std::map<std::string, GpusNodes> m_per_user;         // QOS -> its MaxTRESPerUser
+};
+
+}  // namespace crius::slurm

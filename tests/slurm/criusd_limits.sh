@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# criusd gives a job only Cells Slurm lets it have — on a real cluster with accounting and
+# AccountingStorageEnforce=limits (a100:2x8 + v100:1x8, slurmdbd + MariaDB):
+#  1. a QOS with MaxTRESPerJob=gres/gpu=8: job_submit, which cannot see it, gives a job of that
+#     QOS 16 GPUs and the job pends as QOSMaxGRESPerJob; criusd gives it a Cell of at most 8
+#     GPUs and it starts (the criusd before this check left it pending forever);
+#  2. the same job, --crius-movable, with idle GPUs beside it: criusd does not grow it past 8;
+#  3. the v100 partition allowed to another account only (AllowAccounts): a job waiting on a
+#     full a100 is not moved there; allowed to all again, it is.
+set -u
+. "$TOP/tests/slurm/plugin_lib.bash"
+plugin_preflight
+[ -x "$B/sbin/criusd" ] || fail "$B/sbin/criusd not built"
+for c in mariadbd slurmdbd sacctmgr; do command -v $c >/dev/null || { echo "$c not installed (scripts/install-deps)"; exit 77; }; done
+
+conf=$TEST_TMP/crius.toml
+cat >"$conf" <<EOF2
+gpus = "$TOP/etc/crius/gpus.toml"
+models = "$TOP/etc/crius/models.toml"
+[[partition]]
+name = "a100"
+gpu = "a100"
+nodes = 2
+gpus_per_node = 8
+intra_node_bw_gbs = 300.0
+inter_node_bw_gbs = 25.0
+inter_node_latency_us = 5.0
+[[partition]]
+name = "v100"
+gpu = "v100"
+nodes = 1
+gpus_per_node = 8
+intra_node_bw_gbs = 150.0
+inter_node_bw_gbs = 12.5
+inter_node_latency_us = 5.0
+[criusd]
+interval_s = 1
+checkpoint_grace_s = 2
+min_runtime_s = 0
+lock_file = "$TEST_TMP/criusd.lock"
+EOF2
+
+cat >"$TEST_TMP/inner.sh" <<'INNER'
+#!/usr/bin/env bash
+set -u
+. "$TOP/tests/slurm/plugin_lib.bash"
+cd "$TEST_TMP"
+wait_state() { # ID STATE [seconds]
+  for _ in $(seq $((${3:-30} * 5))); do
+    [ "$(job_field "$1" JobState)" = "$2" ] && return 0; sleep 0.2; done
+  fail "job $1 not $2 after ${3:-30}s: $(scontrol show job "$1" | head -n 4)"
+}
+gpus_of() { # ID: GPUs of the job's Cell (nodes x GPUs per node)
+  echo $(( $(job_field "$1" NumNodes | cut -d- -f1) * $(job_field "$1" TresPerNode | sed 's/.*://') ))
+}
+printf '#!/bin/bash\ntrap "exit 0" USR1\nfor _ in $(seq 3000); do sleep 0.2; done\n' >loop.sh
+chmod +x loop.sh
+crius=(--crius-model=bert__1.3B --crius-global-batch=256 --crius-iters=100000)
+
+sacctmgr -i add qos gpu8 set MaxTRESPerJob=gres/gpu=8 >/dev/null || fail "sacctmgr add qos"
+sacctmgr -i modify user root set qos+=gpu8 >/dev/null || fail "sacctmgr modify user"
+for _ in $(seq 50); do scontrol show assoc_mgr flags=qos qos=gpu8 2>/dev/null | grep -q 'MaxTRESPJ=.*gres/gpu=8' && break; sleep 0.2; done
+scontrol show assoc_mgr flags=qos qos=gpu8 | grep -q 'MaxTRESPJ=.*gres/gpu=8' || fail "slurmctld does not know QOS gpu8"
+
+### 1. A Cell over the QOS's per-job limit, replaced by one within it.
+j=$(sbatch --parsable -o /dev/null --qos=gpu8 --crius-movable "${crius[@]}" loop.sh) || fail "sbatch --qos=gpu8"
+sleep 1
+[ "$(gpus_of "$j")" -gt 8 ] || fail "test premise: job_submit should give job $j more than 8 GPUs, gave $(gpus_of "$j")"
+for _ in $(seq 50); do [ "$(job_field "$j" Reason)" = QOSMaxGRESPerJob ] && break; sleep 0.2; done
+[ "$(job_field "$j" Reason)" = QOSMaxGRESPerJob ] || fail "test premise: job $j should pend as QOSMaxGRESPerJob: $(job_field "$j" Reason)"
+criusd --once 2>once.err || { cat once.err; fail "criusd --once"; }
+cat once.err
+grep -q "update_pending job $j" once.err || fail "criusd did not give job $j a Cell within its QOS"
+wait_state "$j" RUNNING
+[ "$(gpus_of "$j")" -le 8 ] || fail "job $j runs on $(gpus_of "$j") GPUs, over its QOS's 8"
+
+### 2. Idle GPUs beside it: no growth past the limit.
+criusd --once --dry-run --json >grow.json 2>grow.err || { cat grow.err; fail "criusd --once --dry-run"; }
+jq -e --argjson j "$j" '[.actions[] | select(.job == $j and (.to.nodes * .to.gpus_per_node) > 8)] | length == 0' grow.json >/dev/null ||
+  fail "criusd would grow job $j past its QOS's limit: $(jq -c .actions grow.json)"
+jq -e --argjson j "$j" '.jobs[] | select(.job == $j and .considered == "policy")' grow.json >/dev/null ||
+  fail "job $j was not offered to the policy: $(jq -c .jobs grow.json)"
+
+### 3. A partition the job's account may not use.
+other=$(sbatch --parsable -p a100 --gres=gpu:a100:8 -o /dev/null --wrap 'sleep 600') || fail "plain sbatch"
+wait_state "$other" RUNNING
+sacctmgr -i add account other >/dev/null || fail "sacctmgr add account"
+scontrol update partitionname=v100 allowaccounts=other || fail "scontrol update partition"
+rm -f "${CRIUS_FREE_GPUS_FILE:?}"
+w=$(sbatch --parsable -o /dev/null "${crius[@]}" --crius-max-gpus=8 loop.sh) || fail "sbatch"
+[ "$(job_field "$w" Partition)" = a100 ] || fail "test premise: job_submit should put job $w on a100"
+criusd --once 2>denied.err || { cat denied.err; fail "criusd --once"; }
+cat denied.err
+! grep -q "update_pending job $w .* -> v100" denied.err || fail "criusd moved job $w into v100, which its account may not use"
+[ "$(job_field "$w" Partition)" = a100 ] || fail "job $w left a100"
+scontrol update partitionname=v100 allowaccounts=ALL || fail "scontrol update partition"
+criusd --once 2>allowed.err || { cat allowed.err; fail "criusd --once"; }
+cat allowed.err
+grep -q "update_pending job $w .* -> v100" allowed.err || fail "criusd did not move job $w to v100 once its account could use it"
+wait_state "$w" RUNNING
+scancel -u "$(id -un)"
+echo "criusd limits checks passed"
+INNER
+chmod +x "$TEST_TMP/inner.sh"
+plugin_lab_run a100:2x8,v100:1x8 "$conf" "$TEST_TMP/inner.sh" --accounting --enforce-limits
