@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -31,6 +33,37 @@ void apply_cell(job_desc_msg_t* d, const estimator::Cell& c, std::uint16_t cpus_
   d->ntasks_per_node = static_cast<std::uint16_t>(c.gpus_per_node);
   d->min_cpus = static_cast<std::uint32_t>(c.gpus()) * cpus_per_task;
   d->pn_min_cpus = static_cast<std::uint16_t>(c.gpus_per_node * cpus_per_task);
+}
+
+// A job's own TRES request ("gres:gpu:a100:2,gres:nvme:1"), as job_submit keeps what a Cell does
+// not give: whether it asks for GPUs, and its other entries, kept as they are. nullopt for a
+// request over 4 KiB (slurmctld's client is anyone's; the plugin bounds what it reads).
+struct TresRequest {
+  bool gpus = false;
+  std::string others;  // comma-separated, as given
+};
+inline std::optional<TresRequest> split_tres(const char* tres) {
+  TresRequest out;
+  if (!tres) return out;
+  std::string_view rest(tres);
+  if (rest.size() > 4096) return std::nullopt;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (item.empty()) continue;
+    // "gres:gpu..." (22.05's clients), "gres/gpu..." (the TRES name), "gpu..." (either bare).
+    std::string_view name = item;
+    for (std::string_view prefix : {"gres:", "gres/"})
+      if (name.substr(0, prefix.size()) == prefix) name.remove_prefix(prefix.size());
+    if (name.substr(0, 3) == "gpu" && (name.size() == 3 || name[3] == ':' || name[3] == '=')) {
+      out.gpus = true;
+      continue;
+    }
+    if (!out.others.empty()) out.others += ',';
+    out.others.append(item);
+  }
+  return out;
 }
 
 }  // namespace crius::slurm

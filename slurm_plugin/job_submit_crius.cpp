@@ -102,7 +102,6 @@ void set_str(char** field, const std::string& value) {
   slurm_xfree(reinterpret_cast<void**>(field));
   *field = slurm_xstrdup(value.c_str());
 }
-void clear_str(char** field) { slurm_xfree(reinterpret_cast<void**>(field)); }
 
 // Sets NAME=value in a NULL-terminated, xmalloc'd env array: replaces an entry
 // of the same name, else appends (keeping room for the NULL: count + 2).
@@ -264,6 +263,25 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   if (!g_state->conf) return degraded(job_desc, submit_uid, err_msg, "configuration error: " + g_state->error);
   if (!req) return reject(err_msg, req.error(), EINVAL);
 
+  // crius gives the job its GPUs and their type (as its constraint): a request of its own for
+  // either is refused, never dropped; other GRES are kept.
+  if (job_desc->features)
+    return reject(err_msg,
+                  "--constraint: crius gives a crius job its GPU type as its constraint; to choose the type "
+                  "use --crius-cell=TYPE (or -p), and drop --constraint",
+                  ESLURM_INVALID_FEATURE);
+  auto per_node = crius::slurm::split_tres(job_desc->tres_per_node);
+  auto per_job = crius::slurm::split_tres(job_desc->tres_per_job);
+  auto per_socket = crius::slurm::split_tres(job_desc->tres_per_socket);
+  auto per_task = crius::slurm::split_tres(job_desc->tres_per_task);
+  if (!per_node || !per_job || !per_socket || !per_task)
+    return reject(err_msg, "--gres/--gpus*: the request is longer than 4096 bytes", ESLURM_INVALID_GRES);
+  if (per_node->gpus || per_job->gpus || per_socket->gpus || per_task->gpus)
+    return reject(err_msg,
+                  "--gres=gpu/--gpus*: crius chooses a crius job's GPUs (its Cell); drop the GPU request, "
+                  "or bound it with --crius-max-gpus or fix it with --crius-cell",
+                  ESLURM_INVALID_GRES);
+
   crius::slurm::FreeGpus* free = free_gpus();
   auto d = g_state->cache->decide(*req, *g_state->conf, job_desc->partition ? job_desc->partition : "", free);
   if (!d) {
@@ -272,10 +290,8 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   }
   crius::slurm::apply_cell(job_desc, d->chosen.cell,
                            job_desc->cpus_per_task == NO_VAL16 ? 1 : job_desc->cpus_per_task, set_str);
-  // The Cell's GPUs replace whatever GPU request the user made.
-  clear_str(&job_desc->tres_per_job);
-  clear_str(&job_desc->tres_per_socket);
-  clear_str(&job_desc->tres_per_task);
+  if (!per_node->others.empty())  // the Cell's GPUs, and the job's other GRES per node
+    set_str(&job_desc->tres_per_node, std::string(job_desc->tres_per_node) + "," + per_node->others);
   set_str(&job_desc->admin_comment, crius::job::to_text(d->record));
   // A batch job's environment is the job's: its CRIUS_* variables are written there.  srun
   // and salloc jobs have none; srun's spank_crius gives their tasks the record's (crius(7)).

@@ -12,6 +12,7 @@
 #include "job/progress.h"
 #include "scheduler/estimator_throughput.h"
 #include "scheduler/scheduler.h"
+#include "slurm_plugin/apply_cell.h"
 #include "slurm_plugin/criusd/limits.h"
 
 namespace crius::slurm {
@@ -79,6 +80,7 @@ Action action_for(const SlurmJob& sj) {
   a.job = sj.id;
   a.slurm_id = slurm_id(sj);
   a.cpus_per_task = sj.cpus_per_task;
+  if (auto gres = split_tres(sj.tres_per_node.c_str())) a.other_gres = gres->others;
   return a;
 }
 

@@ -65,6 +65,7 @@ struct Action {
   std::string before, after, abandon;  // records (job::to_text); "" = none for this step
   bool release = false;  // finish_move: release the hold criusd's requeue put on the job
   std::uint16_t cpus_per_task = 1;  // the job's, for the CPU count of its new Cell
+  std::string other_gres;           // the job's GRES per node other than GPUs, kept on its new Cell
   // update_pending, finish_move: the nodes the job is pinned to (ReqNodeList); empty clears
   // criusd's pin; none leaves it.
   std::optional<std::vector<std::string>> nodes;

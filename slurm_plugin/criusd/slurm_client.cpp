@@ -311,14 +311,15 @@ Result<Snapshot> SlurmClient::snapshot() {
 }
 
 Result<void> SlurmClient::update_cell(const std::string& id, const estimator::Cell& cell, std::uint16_t cpus_per_task,
-                                      bool clear_requeue_delay, const std::vector<std::string>* nodes) {
+                                      const std::string& other_gres, bool clear_requeue_delay,
+                                      const std::vector<std::string>* nodes) {
   job_desc_msg_t d;
   slurm_init_job_desc_msg(&d);
   d.job_id_str = const_cast<char*>(id.c_str());
   std::vector<std::string> strings;  // own the values the job description points to
   strings.reserve(4);
   apply_cell(&d, cell, cpus_per_task, [&](char** field, const std::string& value) {
-    strings.push_back(value);
+    strings.push_back(field == &d.tres_per_node && !other_gres.empty() ? value + "," + other_gres : value);
     *field = strings.back().data();
   });
   // Slurm delays a requeued job by the credential lifetime (about two minutes). It may start

@@ -6,7 +6,11 @@
 #     GPUs and it starts (the criusd before this check left it pending forever);
 #  2. the same job, --crius-movable, with idle GPUs beside it: criusd does not grow it past 8;
 #  3. the v100 partition allowed to another account only (AllowAccounts): a job waiting on a
-#     full a100 is not moved there; allowed to all again, it is.
+#     full a100 is not moved there; allowed to all again, it is;
+#  4. accounting sees the GPU type of every run: that job, moved back to a100 once it frees,
+#     shows gres/gpu:v100 for its first run and gres/gpu:a100 for its second in sacct (crius
+#     asks Slurm 22.05 for untyped GPUs and a type feature, which is what lets a pending job
+#     change type; the allocation is typed, per node).
 set -u
 . "$TOP/tests/slurm/plugin_lib.bash"
 plugin_preflight
@@ -87,7 +91,7 @@ wait_state "$other" RUNNING
 sacctmgr -i add account other >/dev/null || fail "sacctmgr add account"
 scontrol update partitionname=v100 allowaccounts=other || fail "scontrol update partition"
 rm -f "${CRIUS_FREE_GPUS_FILE:?}"
-w=$(sbatch --parsable -o /dev/null "${crius[@]}" --crius-max-gpus=8 loop.sh) || fail "sbatch"
+w=$(sbatch --parsable -o /dev/null "${crius[@]}" --crius-max-gpus=8 --crius-movable loop.sh) || fail "sbatch"
 [ "$(job_field "$w" Partition)" = a100 ] || fail "test premise: job_submit should put job $w on a100"
 criusd --once 2>denied.err || { cat denied.err; fail "criusd --once"; }
 cat denied.err
@@ -98,6 +102,20 @@ criusd --once 2>allowed.err || { cat allowed.err; fail "criusd --once"; }
 cat allowed.err
 grep -q "update_pending job $w .* -> v100" allowed.err || fail "criusd did not move job $w to v100 once its account could use it"
 wait_state "$w" RUNNING
+
+### 4. sacct: the type of each run, before and after a move.
+scancel "$other" "$j"
+wait_state "$other" CANCELLED 20 2>/dev/null || true
+criusd 2>move.err & pid=$!
+for _ in $(seq 150); do
+  [ "$(job_field "$w" Partition)" = a100 ] && [ "$(job_field "$w" JobState)" = RUNNING ] && break; sleep 0.2; done
+kill "$pid"; wait "$pid" 2>/dev/null
+cat move.err
+[ "$(job_field "$w" Partition)" = a100 ] && [ "$(job_field "$w" JobState)" = RUNNING ] || fail "job $w was not moved to a100"
+for _ in $(seq 50); do [ "$(sacct -n -D -X -j "$w" -o JobID | wc -l)" -ge 2 ] && break; sleep 0.2; done
+sacct -D -X -j "$w" -P -o JobID,Partition,State,AllocTRES | tee runs.txt
+grep -qE "^$w\|v100\|REQUEUED\|.*gres/gpu:v100=8" runs.txt || fail "sacct does not show the v100 run with gres/gpu:v100"
+grep -qE "^$w\|a100\|RUNNING\|.*gres/gpu:a100=8" runs.txt || fail "sacct does not show the a100 run with gres/gpu:a100"
 scancel -u "$(id -un)"
 echo "criusd limits checks passed"
 INNER

@@ -79,6 +79,14 @@ bad sbatch "--crius-runtime: 'megatron;id' is not megatron or alpa" --crius-mode
 bad sbatch "--crius-deadline: 'soon'" --crius-model=bert__1.3B $G --crius-deadline=soon
 bad sbatch "--crius-deadline needs --crius-iters" --crius-model=bert__1.3B $G --crius-deadline=1:00:00
 says "Invalid argument"
+# GPUs and their type are the Cell's: a request of the job's own is refused, not dropped
+bad sbatch "--constraint: crius gives a crius job its GPU type as its constraint" -C a100 --crius-model=bert__1.3B $G
+says "Invalid feature specification"
+bad sbatch "--gres=gpu/--gpus\*: crius chooses a crius job's GPUs" --gres=gpu:2 --crius-model=bert__1.3B $G
+says "Invalid generic resource (gres) specification"
+bad sbatch "--gres=gpu/--gpus\*: crius chooses" --gpus=4 --crius-model=bert__1.3B $G
+bad srun "--gres=gpu/--gpus\*: crius chooses" -n 1 --gpus-per-task=1 --crius-model=bert__1.3B $G
+bad salloc "--gres=gpu/--gpus\*: crius chooses" --gres=gpu:a100:1 --crius-model=bert__1.3B $G
 # -p with no partition crius knows
 scontrol create partition=other nodes=a100-1 >/dev/null 2>&1 || fail "cannot create partition 'other'"
 bad sbatch "none of the job's partitions 'other' is described in crius.toml" -p other --crius-model=bert__1.3B $G

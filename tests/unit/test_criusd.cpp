@@ -10,6 +10,7 @@
 #include <string>
 
 #include "scheduler/estimator_throughput.h"
+#include "slurm_plugin/apply_cell.h"
 #include "slurm_plugin/criusd/controller.h"
 
 using namespace crius;
@@ -1035,4 +1036,34 @@ BOOST_FIXTURE_TEST_CASE(qos_and_association_limits, Fixture) {
   bool fixed = false;
   for (const auto& a : round->actions) fixed = fixed || (a.job == 10u && a.to.gpus() <= 8);
   BOOST_TEST(fixed);
+}
+
+// A job's own GRES besides GPUs are kept: job_submit adds them to the Cell's GPUs, and criusd's
+// updates carry them to the new Cell.
+BOOST_AUTO_TEST_CASE(other_gres_are_kept_gpu_requests_found) {
+  auto t = split_tres("gres:gpu:a100:2,gres:nvme:1,gres/gpu=3,gpu:4,license_like:1");
+  BOOST_TEST_REQUIRE(t.has_value());
+  BOOST_TEST(t->gpus);
+  BOOST_TEST(t->others == "gres:nvme:1,license_like:1");
+  auto none = split_tres("gres:nvme:1,,gres:gpudirect:1");
+  BOOST_TEST_REQUIRE(none.has_value());
+  BOOST_TEST(!none->gpus);  // "gpudirect" is not "gpu"
+  BOOST_TEST(none->others == "gres:nvme:1,gres:gpudirect:1");
+  BOOST_TEST(!split_tres(nullptr)->gpus);
+  BOOST_TEST(!split_tres(std::string(5000, 'x').c_str()).has_value());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_moved_job_keeps_its_other_gres, Fixture) {
+  Snapshot s;
+  s.now = 5000;
+  s.nodes = {node("a100-1", "a100", 8), node("a100-2", "a100", 8), node("v100-1", "v100", 0),
+             node("v100-2", "v100", 0)};
+  s.jobs = {slurm_job(1, "RUNNING", "", {"a100-1"}), slurm_job(2, "RUNNING", "", {"a100-2"}),
+            slurm_job(3, "PENDING", record("a100:1x8:1", "a100"), {}, "gres:gpu:8,gres:nvme:1")};
+  Controller c(*cluster, {});
+  auto round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST_REQUIRE(round->actions.size() == 1u);
+  BOOST_TEST(round->actions[0].to.gpu == "v100");
+  BOOST_TEST(round->actions[0].other_gres == "gres:nvme:1");
 }
