@@ -47,6 +47,39 @@ void FreeGpus::take(const estimator::Cell& cell) {
   }
 }
 
+std::string FreeGpus::refusal(const std::string& partition, const Submitter& who, int nodes) const {
+  auto listed = [](const std::vector<std::string>& l, const std::string& v) {
+    return std::find(l.begin(), l.end(), v) != l.end();
+  };
+  const Submitter& me = who;
+  for (const PartitionAccess& a : access) {
+    if (a.name != partition) continue;
+    const std::string where = "partition " + a.name;
+    if (!a.up) return where + " is not up";
+    if (a.max_nodes > 0 && nodes > a.max_nodes) return where + " takes jobs of at most " + std::to_string(a.max_nodes) + " nodes";
+    if (a.max_time_s > 0 && who.time_limit_s > a.max_time_s) return "the job's time limit is over the MaxTime of " + where;
+    if (!me.account.empty() && !a.allow_accounts.empty() && !listed(a.allow_accounts, me.account))
+      return "account " + me.account + " is not in the AllowAccounts of " + where;
+    if (!me.account.empty() && listed(a.deny_accounts, me.account))
+      return "account " + me.account + " is in the DenyAccounts of " + where;
+    if (!who.qos.empty() && !a.allow_qos.empty() && !listed(a.allow_qos, who.qos))
+      return "QOS " + who.qos + " is not in the AllowQos of " + where;
+    if (!who.qos.empty() && listed(a.deny_qos, who.qos)) return "QOS " + who.qos + " is in the DenyQos of " + where;
+    if (a.groups && !who.privileged &&
+        std::find(a.allow_gids.begin(), a.allow_gids.end(), who.gid) == a.allow_gids.end() &&
+        std::find(a.allow_uids.begin(), a.allow_uids.end(), who.uid) == a.allow_uids.end())
+      return "the user is in none of the AllowGroups of " + where;
+    return "";
+  }
+  return "";
+}
+
+std::string FreeGpus::default_account(std::uint32_t uid) const {
+  auto it = std::lower_bound(default_accounts.begin(), default_accounts.end(), uid,
+                             [](const auto& e, std::uint32_t u) { return e.first < u; });
+  return it != default_accounts.end() && it->first == uid ? it->second : std::string();
+}
+
 int FreeGpus::free_gpus(const std::string& partition) const {
   const std::vector<int>* nodes = nodes_of(*this, partition);
   int n = 0;
@@ -57,8 +90,8 @@ int FreeGpus::free_gpus(const std::string& partition) const {
 
 std::string to_text(const FreeGpus& f) {
   std::ostringstream o;
-  o << "# the GPUs criusd's policy left free, per node (criusd(8))\n";
-  o << "crius-free-gpus 1\n";
+  o << "# the GPUs criusd's policy left free, per node, and who each partition lets in (criusd(8))\n";
+  o << "crius-free-gpus 2\n";
   o << "time " << f.time << "\n";
   o << "interval_s " << util::fmt(f.interval_s, 9) << "\n";
   for (const auto& [name, nodes] : f.partitions) {
@@ -66,6 +99,18 @@ std::string to_text(const FreeGpus& f) {
     for (int n : nodes) o << ' ' << n;
     o << "\n";
   }
+  auto names = [](const std::vector<std::string>& l) { return util::join(l, ","); };
+  auto ids = [](const std::vector<std::uint32_t>& l) {
+    std::string out;
+    for (std::uint32_t v : l) out += (out.empty() ? "" : ",") + std::to_string(v);
+    return out;
+  };
+  for (const PartitionAccess& a : f.access)
+    o << "access " << a.name << " up=" << a.up << " max_nodes=" << a.max_nodes << " max_time_s=" << a.max_time_s
+      << " allow_accounts=" << names(a.allow_accounts) << " deny_accounts=" << names(a.deny_accounts)
+      << " allow_qos=" << names(a.allow_qos) << " deny_qos=" << names(a.deny_qos) << " groups=" << a.groups
+      << " allow_gids=" << ids(a.allow_gids) << " allow_uids=" << ids(a.allow_uids) << "\n";
+  for (const auto& [uid, account] : f.default_accounts) o << "account " << uid << ' ' << account << "\n";
   return o.str();
 }
 
@@ -74,7 +119,7 @@ Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& sourc
     return make_error(source + ": larger than " + std::to_string(kMaxFreeGpusBytes) + " bytes");
   FreeGpus f;
   bool header = false, have_time = false, have_interval = false;
-  int line_no = 0, nodes = 0;
+  int line_no = 0, nodes = 0, access_names = 0;
   std::size_t pos = 0;
   while (pos < text.size()) {
     std::size_t end = text.find('\n', pos);
@@ -88,8 +133,8 @@ Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& sourc
     if (line.empty() || line.front() == '#') continue;
     std::vector<std::string> words = util::split(line, ' ', true);
     if (!header) {
-      if (words.size() != 2 || words[0] != "crius-free-gpus" || words[1] != "1")
-        return bad("not a crius free-GPU report (expected \"crius-free-gpus 1\")");
+      if (words.size() != 2 || words[0] != "crius-free-gpus" || (words[1] != "1" && words[1] != "2"))
+        return bad("not a crius free-GPU report (expected \"crius-free-gpus 2\")");
       header = true;
     } else if (words[0] == "time" && words.size() == 2) {
       auto v = util::to_int(words[1]);
@@ -115,12 +160,77 @@ Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& sourc
         free.push_back(static_cast<int>(*v));
       }
       f.partitions.emplace_back(words[1], std::move(free));
+    } else if (words[0] == "access" && words.size() == 12) {
+      if (static_cast<int>(f.access.size()) >= kMaxFreeGpusPartitions)
+        return bad("more than " + std::to_string(kMaxFreeGpusPartitions) + " access lines");
+      if (words[1].size() > 64) return bad("partition name longer than 64 characters");
+      PartitionAccess a;
+      a.name = words[1];
+      const char* keys[] = {"up", "max_nodes", "max_time_s", "allow_accounts", "deny_accounts", "allow_qos",
+                            "deny_qos", "groups", "allow_gids", "allow_uids", nullptr};
+      for (std::size_t i = 2; i < words.size(); ++i) {
+        const std::string& w = words[i];
+        const std::size_t eq = w.find('=');
+        const std::string key = w.substr(0, eq), value = eq == std::string::npos ? "" : w.substr(eq + 1);
+        if (eq == std::string::npos || !keys[i - 2] || key != keys[i - 2])
+          return bad("access: expected " + std::string(keys[i - 2] ? keys[i - 2] : "nothing") + "=..., got " + util::shown(w));
+        auto number = [&](std::int64_t hi) -> std::optional<std::int64_t> {
+          auto v = util::to_int(value);
+          if (!v || *v < 0 || *v > hi) return std::nullopt;
+          return *v;
+        };
+        auto list = [&](auto&& add) -> bool {
+          for (const std::string& item : util::split(value, ',', true)) {
+            if (++access_names > kMaxAccessNames || item.size() > 64 || !add(item)) return false;
+          }
+          return true;
+        };
+        auto name = [](std::vector<std::string>& to) { return [&to](const std::string& v) { to.push_back(v); return true; }; };
+        auto id = [](std::vector<std::uint32_t>& to) {
+          return [&to](const std::string& v) {
+            auto n = util::to_int(v);
+            if (!n || *n < 0 || *n > 0xffffffffLL) return false;
+            to.push_back(static_cast<std::uint32_t>(*n));
+            return true;
+          };
+        };
+        bool ok = true;
+        if (key == "up" || key == "groups") {
+          auto v = number(1);
+          ok = v.has_value();
+          (key == "up" ? a.up : a.groups) = ok && *v == 1;
+        } else if (key == "max_nodes") {
+          auto v = number(1'000'000);
+          ok = v.has_value();
+          a.max_nodes = ok ? static_cast<int>(*v) : 0;
+        } else if (key == "max_time_s") {
+          auto v = number(std::int64_t{1} << 40);
+          ok = v.has_value();
+          a.max_time_s = ok ? *v : 0;
+        } else if (key == "allow_accounts") ok = list(name(a.allow_accounts));
+        else if (key == "deny_accounts") ok = list(name(a.deny_accounts));
+        else if (key == "allow_qos") ok = list(name(a.allow_qos));
+        else if (key == "deny_qos") ok = list(name(a.deny_qos));
+        else if (key == "allow_gids") ok = list(id(a.allow_gids));
+        else ok = list(id(a.allow_uids));
+        if (!ok) return bad("access " + a.name + ": bad " + key + " (or more than " + std::to_string(kMaxAccessNames) + " names and ids)");
+      }
+      f.access.push_back(std::move(a));
+    } else if (words[0] == "account" && words.size() == 3) {
+      auto uid = util::to_int(words[1]);
+      if (!uid || *uid < 0 || *uid > 0xffffffffLL) return bad("account: a uid must be a whole number");
+      if (words[2].size() > 64) return bad("account name longer than 64 characters");
+      if (++access_names > kMaxAccessNames)
+        return bad("more than " + std::to_string(kMaxAccessNames) + " names and ids");
+      f.default_accounts.emplace_back(static_cast<std::uint32_t>(*uid), words[2]);
     } else {
       return bad("unknown line " + util::shown(line));
     }
   }
   if (!header) return make_error(source + ": empty (expected \"crius-free-gpus 1\")");
   if (!have_time || !have_interval) return make_error(source + ": no time or interval_s line");
+  std::stable_sort(f.default_accounts.begin(), f.default_accounts.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   return f;
 }
 

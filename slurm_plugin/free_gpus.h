@@ -1,7 +1,8 @@
-// The GPUs criusd's policy left free, per node of each crius partition: what criusd
-// publishes every round so that job_submit gives a new job a Cell that can start now
-// (criusd(8), job_submit_crius(8): [job_submit] free_gpus_file). A flat text file, read
-// in slurmctld: parsed line by line, every size bounded.
+// The GPUs criusd's policy left free, per node of each crius partition, and who each crius
+// partition lets in: what criusd publishes every round so that job_submit gives a new job a
+// Cell that can start now, in a partition the job may use (criusd(8), job_submit_crius(8):
+// [job_submit] free_gpus_file). A flat text file, read in slurmctld: parsed line by line,
+// every size bounded.
 #pragma once
 
 #include <cstdint>
@@ -16,10 +17,39 @@
 
 namespace crius::slurm {
 
+// Who a crius partition lets in, as criusd read it from Slurm: its state, MaxNodes, MaxTime,
+// AllowAccounts, DenyAccounts, AllowQos, DenyQos, and AllowGroups resolved to the groups' ids
+// and their members' uids (slurmctld resolves group names itself; job_submit may not block on
+// a name service). Empty allow lists let everyone in.
+struct PartitionAccess {
+  std::string name;
+  bool up = true;
+  int max_nodes = 0;            // 0: none
+  std::int64_t max_time_s = 0;  // 0: none
+  std::vector<std::string> allow_accounts, deny_accounts, allow_qos, deny_qos;
+  bool groups = false;  // AllowGroups is set: only these groups' members (and root, SlurmUser)
+  std::vector<std::uint32_t> allow_gids, allow_uids;
+  bool operator==(const PartitionAccess&) const = default;
+};
+
+// The submitting user, as a job states it: account "" when the job names none (its user's
+// default account, from the report, then stands in; none known: the check is Slurm's), QOS ""
+// when it names none (its default QOS is Slurm's to check).
+struct Submitter {
+  std::uint32_t uid = 0, gid = 0;
+  std::string account, qos;
+  std::int64_t time_limit_s = 0;  // 0: none given
+  bool privileged = false;        // root or SlurmUser: AllowGroups lets them in
+};
+
 struct FreeGpus {
   std::int64_t time = 0;   // when criusd read Slurm (Unix seconds)
   double interval_s = 0;   // criusd's round length
   std::vector<std::pair<std::string, std::vector<int>>> partitions;  // name, free GPUs of each usable node
+  std::vector<PartitionAccess> access;  // the crius partitions' (report version 2)
+  // uid -> default account, sorted by uid, where a crius partition's access depends on the
+  // account (a job that names no account runs in its user's default one)
+  std::vector<std::pair<std::uint32_t, std::string>> default_accounts;
 
   // A report older than three rounds (and a minute) describes a criusd that stopped.
   bool fresh(std::int64_t now) const { return now - time <= static_cast<std::int64_t>(3 * interval_s) + 60; }
@@ -28,6 +58,11 @@ struct FreeGpus {
   // Takes a fitting Cell's GPUs from the nodes with the fewest free that hold them.
   void take(const estimator::Cell& cell);
   int free_gpus(const std::string& partition) const;
+  // The default account of `uid` ("" if not in the report).
+  std::string default_account(std::uint32_t uid) const;
+  // Why `who` may not have `nodes` nodes in `partition`, "" if they may (or nothing is known).
+  // `who.account` "" is not looked up here: default_account() it first.
+  std::string refusal(const std::string& partition, const Submitter& who, int nodes) const;
 };
 
 // [job_submit] free_gpus_file: where criusd writes and job_submit reads.
@@ -37,6 +72,7 @@ inline constexpr const char* kDefaultFreeGpusFile = "/run/criusd/free-gpus";
 std::optional<std::string> free_gpus_file_override();
 inline constexpr std::size_t kMaxFreeGpusBytes = 1 << 20;  // 1 MiB
 inline constexpr int kMaxFreeGpusPartitions = 1024, kMaxFreeGpusNodes = 100'000;
+inline constexpr int kMaxAccessNames = 100'000;  // names and ids in all access lines together
 
 std::string to_text(const FreeGpus& f);
 // Errors name `source` and the line.

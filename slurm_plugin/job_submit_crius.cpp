@@ -153,6 +153,7 @@ int slurm_code(int reject) {
     case Reject::no_partition: return ESLURM_INVALID_PARTITION_NAME;
     case Reject::no_cell: return ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE;
     case Reject::deadline: return ESLURM_INVALID_TIME_VALUE;  // "Invalid time specified"
+    case Reject::busy: return EAGAIN;  // sbatch sleeps and submits again (src/sbatch/sbatch.c)
   }
   return EINVAL;
 }
@@ -283,7 +284,14 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
                   ESLURM_INVALID_GRES);
 
   crius::slurm::FreeGpus* free = free_gpus();
-  auto d = g_state->cache->decide(*req, *g_state->conf, job_desc->partition ? job_desc->partition : "", free);
+  crius::slurm::Submitter who;
+  who.uid = job_desc->user_id != NO_VAL ? job_desc->user_id : submit_uid;
+  who.gid = job_desc->group_id;
+  who.account = job_desc->account ? printable(job_desc->account, 64) : "";
+  who.qos = job_desc->qos ? printable(job_desc->qos, 64) : "";
+  who.time_limit_s = job_desc->time_limit == NO_VAL || job_desc->time_limit == INFINITE ? 0 : std::int64_t{job_desc->time_limit} * 60;
+  who.privileged = who.uid == 0 || who.uid == getuid();
+  auto d = g_state->cache->decide(*req, *g_state->conf, job_desc->partition ? job_desc->partition : "", free, &who);
   if (!d) {
     slurm_info("job_submit/crius: rejected job from uid %u: %s", submit_uid, printable(d.error(), 1024).c_str());
     return reject(err_msg, d.error(), slurm_code(d.error_code()));
@@ -298,7 +306,11 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   if (job_desc->script)
     for (const auto& [name, value] : d->env) env_set(&job_desc->environment, &job_desc->env_size, name + "=" + value);
   if (!d->deadline_miss.empty()) tell(err_msg, d->deadline_miss + "; the job is flagged (deadline_met false in its record) and gets its Cell as without a deadline");
-  if (d->partial)
+  if (d->busy)
+    tell(err_msg, "slurmctld is busy with crius submissions ([job_submit] work_per_second): the job got the "
+                  "best of the few Cells estimated (" + crius::estimator::to_string(d->chosen.cell) +
+                  "); criusd may give it a better one");
+  else if (d->partial)
     tell(err_msg, "the estimator's work budget for one submission ran out; the job got the best of the Cells "
                   "estimated (" + crius::estimator::to_string(d->chosen.cell) + ")");
   // Until criusd's next report, the GPUs given here are not free for the next submission.

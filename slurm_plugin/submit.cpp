@@ -1,6 +1,7 @@
 #include "slurm_plugin/submit.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -42,7 +43,8 @@ constexpr std::size_t kRankingKept = 256;
 
 const std::vector<std::string>& submit_config_keys() {
   static const std::vector<std::string> keys = {"deadline_miss", "free_gpus_file", "max_gpus",   "objective",
-                                                "on_error",      "partitions",     "record_top", "work_budget"};
+                                                "on_error",      "partitions",     "record_top", "work_budget",
+                                                "work_per_second"};
   return keys;
 }
 
@@ -106,6 +108,11 @@ Result<SubmitConfig> parse_submit_config(const est::Cluster& cluster) {
       if (!n || *n < 10'000 || *n > 100'000'000'000)
         return make_error(where(v, key) + " must be a whole number from 10000 to 100000000000");
       cfg.work_budget = *n;
+    } else if (key == "work_per_second") {
+      auto n = v.value<int64_t>();
+      if (!n || *n < 10'000 || *n > 100'000'000'000)
+        return make_error(where(v, key) + " must be a whole number from 10000 to 100000000000");
+      cfg.work_per_second = *n;
     } else {
       return make_error(where(v, key) + ": unknown key (known: " + util::join(submit_config_keys(), ", ") + ")");
     }
@@ -137,8 +144,16 @@ Result<est::Model> resolve_model(const JobRequest& req, const est::ModelCatalog&
                   "unknown model " + shown(req.model) + matches_suffix(models.close_matches(req.model)));
 }
 
-Result<Ranking> rank(const JobRequest& req, const Loaded& conf, std::string_view user_partitions) {
+Result<Ranking> rank(const JobRequest& req, const Loaded& conf, std::string_view user_partitions,
+                     std::int64_t work_budget, std::int64_t* work_used) {
   const est::Cluster& cl = conf.cluster;
+  est::WorkBudget budget;
+  budget.limit = work_budget > 0 ? work_budget : conf.config.work_budget;
+  struct Report {  // the work spent, whatever the answer
+    const est::WorkBudget& b;
+    std::int64_t* out;
+    ~Report() { if (out) *out = b.used; }
+  } report{budget, work_used};
 
   auto model = resolve_model(req, cl.models);
   if (!model) return make_error(model.error(), model.error_code());
@@ -155,8 +170,14 @@ Result<Ranking> rank(const JobRequest& req, const Loaded& conf, std::string_view
   std::vector<const est::Partition*> allowed;
   std::vector<std::string> user_crius_partitions;
   if (!user_partitions.empty()) {
-    auto asked = util::split(user_partitions, ',', true);
-    if (asked.size() > 64) asked.resize(64);  // more names than a partition list has: the rest is ignored
+    // The first 64 names, each cut to 256 bytes, read without splitting the rest (a client may
+    // send any length): more names than a partition list has are ignored.
+    std::vector<std::string> asked;
+    for (std::string_view rest = user_partitions; !rest.empty() && asked.size() < 64;) {
+      const std::size_t comma = rest.find(',');
+      if (std::string_view name = rest.substr(0, comma); !name.empty()) asked.emplace_back(name.substr(0, 256));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
     for (const auto& name : asked)
       if (const est::Partition* p = cl.find_partition(name);
           p && std::find(allowed.begin(), allowed.end(), p) == allowed.end()) {
@@ -203,8 +224,6 @@ Result<Ranking> rank(const JobRequest& req, const Loaded& conf, std::string_view
   }
 
   std::vector<est::Estimate> all;
-  est::WorkBudget budget;
-  budget.limit = conf.config.work_budget;
   est::SearchOptions opts;
   opts.budget = &budget;
   for (const est::Partition* p : allowed) {
@@ -273,6 +292,7 @@ Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& r, con
   const std::vector<est::Estimate>& all = r.cells;
   Decision d;
   d.partial = r.partial;
+  d.busy = r.busy;
   auto fits_now = [&](std::size_t i) { return free && free->fits(all[i].cell); };
   std::optional<std::size_t> chosen;
   // The policy's choice for a new job: its best Cell that fits the GPUs free now.
@@ -334,7 +354,7 @@ Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& r, con
   rec.samples_per_s = e.samples_per_s;
   rec.memory_gib = e.memory_gib;
   if (req.deadline_s) rec.deadline_met = deadline_met;
-  rec.partial = d.partial;
+  rec.partial = d.partial || d.busy;
   for (const auto& k : d.ranked) {
     if (static_cast<int>(rec.top.size()) >= conf.config.record_top) break;
     rec.top.push_back({k.cell, k.iter_time_s, k.samples_per_s, k.memory_gib});
@@ -358,25 +378,63 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
   return refuse_missed_deadline(choose(req, conf, *r, free), conf);
 }
 
+DecisionCache::DecisionCache(std::size_t capacity, Clock clock) : m_capacity(capacity), m_clock(std::move(clock)) {
+  if (!m_clock)
+    m_clock = [] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    };
+}
+
 Result<Decision> DecisionCache::decide(const JobRequest& req, const Loaded& conf, std::string_view user_partitions,
-                                       const FreeGpus* free) {
+                                       const FreeGpus* free, const Submitter* who) {
   if (auto ok = check_request(req); !ok) return make_error(ok.error(), ok.error_code());
+  // The bucket of work: ten seconds' worth, refilled at work_per_second.
+  const double rate = static_cast<double>(conf.config.work_per_second), full = 10 * rate, now = m_clock();
+  if (!m_started) m_tokens = full, m_last = now, m_started = true;
+  m_tokens = std::min(full, m_tokens + std::max(0.0, now - m_last) * rate);
+  m_last = now;
   // Every field of the request that rank() reads, each value bounded by parse_request.
   const std::string key = req.model + '\n' + req.model_spec + '\n' + std::to_string(req.global_batch) + '\n' +
                           est::to_string(req.cell) + '\n' + std::string(est::to_string(req.runtime)) + '\n' +
                           (req.max_gpus ? std::to_string(*req.max_gpus) : "-") + '\n' +
                           std::string(user_partitions.substr(0, 4096));
   auto it = std::find_if(m_entries.begin(), m_entries.end(), [&](const auto& e) { return e.first == key; });
-  if (it != m_entries.end()) {
+  // A ranking made on the small budget is made again once the bucket has work to give.
+  const bool stale = it != m_entries.end() && it->second && it->second->busy && m_tokens > 0;
+  if (it != m_entries.end() && !stale) {
     m_entries.splice(m_entries.begin(), m_entries, it);
     ++m_hits;
   } else {
-    m_entries.emplace_front(key, slurm::rank(req, conf, user_partitions));
+    if (stale) m_entries.erase(it);
+    if (m_tokens <= -full)
+      return rejected(Reject::busy, "slurmctld is busy with crius submissions (more estimator work than "
+                                    "[job_submit] work_per_second for ten seconds): submit again in a minute");
+    const bool busy = m_tokens <= 0;
+    std::int64_t used = 0;
+    auto ranking = slurm::rank(req, conf, user_partitions,
+                               busy ? std::max<std::int64_t>(10'000, conf.config.work_budget / 16) : 0, &used);
+    m_tokens -= static_cast<double>(used);
+    if (ranking && busy) ranking->busy = true;
+    m_entries.emplace_front(key, std::move(ranking));
     if (m_entries.size() > m_capacity) m_entries.pop_back();
   }
   const Result<Ranking>& r = m_entries.front().second;
   if (!r) return make_error(r.error(), r.error_code());
-  return refuse_missed_deadline(choose(req, conf, *r, free), conf);
+  if (!free || !who || free->access.empty()) return refuse_missed_deadline(choose(req, conf, *r, free), conf);
+  // Only Cells of partitions Slurm lets the submitter into (criusd's report says who); a job
+  // that names no account runs in its user's default one.
+  Submitter me = *who;
+  if (me.account.empty()) me.account = free->default_account(me.uid);
+  Ranking mine = *r;
+  std::vector<std::string> why;
+  std::erase_if(mine.cells, [&](const est::Estimate& e) {
+    std::string no = free->refusal(e.cell.partition, me, e.cell.nodes);
+    if (!no.empty() && std::find(why.begin(), why.end(), no) == why.end()) why.push_back(no);
+    return !no.empty();
+  });
+  if (mine.cells.empty())
+    return rejected(Reject::no_partition, "no Cell of a partition Slurm lets this job into: " + util::join(why, "; "));
+  return refuse_missed_deadline(choose(req, conf, mine, free), conf);
 }
 
 std::string explain_text(const JobRequest& req, const Decision& d) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <string>
 #include <utility>
@@ -33,6 +34,10 @@ struct SubmitConfig {
   int record_top = 3;                   // Cells kept in the admin_comment record
   // Estimator work per submission, in layer visits (estimator::WorkBudget; about 5 ns each).
   std::int64_t work_budget = 4'000'000;
+  // Estimator work of all submissions together, per second (DecisionCache): beyond it a
+  // submission is ranked on a sixteenth of work_budget, and once ten seconds' worth is owed
+  // only from the cache (else refused as busy).
+  std::int64_t work_per_second = 20'000'000;
   // The site's largest Cell, in GPUs (0 = no bound): a job given the fastest Cell of an
   // empty cluster would otherwise ask for a whole partition.
   int max_gpus = 0;
@@ -68,6 +73,7 @@ struct Decision {
   job::Env env;                             // job::record_env(record), for the job
   std::string summary;                      // one line for the slurmctld log
   bool partial = false;                     // the work budget ran out: the best Cell estimated
+  bool busy = false;                        // ranked on the small budget of a busy slurmctld
   Load load = Load::unknown;
   std::string deadline_miss;                // why no Cell meets --crius-deadline ("" = met, or none)
 };
@@ -78,6 +84,7 @@ enum class Reject {
   no_partition,     // none of the job's partitions is a crius partition
   no_cell,          // no Cell fits the pins, the partitions, the maxima or the memory
   deadline,         // no Cell meets --crius-deadline and [job_submit] deadline_miss = "reject"
+  busy,             // work_per_second is spent and the ranking is not in the cache
 };
 
 // The load-free part of a decision: the feasible Cells of the partitions the job may use
@@ -86,10 +93,14 @@ enum class Reject {
 struct Ranking {
   std::vector<estimator::Estimate> cells;
   bool partial = false;
+  bool busy = false;                    // ranked on the small budget of a busy slurmctld
   std::string model_spec;               // a model given as a file, normalised
   std::vector<std::string> partitions;  // the job's crius partitions (-p), for the record
 };
-Result<Ranking> rank(const JobRequest& req, const Loaded& conf, std::string_view user_partitions);
+// `work_budget`: layer visits (0 = the configured one); `work_used`, if given, gets what was
+// spent, also when the request is refused.
+Result<Ranking> rank(const JobRequest& req, const Loaded& conf, std::string_view user_partitions,
+                     std::int64_t work_budget = 0, std::int64_t* work_used = nullptr);
 // The Cell for the job now: the best one that fits `free` (criusd's report; null = none),
 // else the best; with a deadline, the smallest that meets it (one that fits first).
 Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& ranking, const FreeGpus* free);
@@ -100,18 +111,29 @@ Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_v
                         const FreeGpus* free = nullptr);
 
 // decide() with a bounded memory of recent rankings: an identical request (same options,
-// same model, same -p list) is ranked from it, then chosen on the load given. Valid for
-// one configuration: a new one needs a new cache. Not thread-safe (slurmctld calls
-// job_submit under its job lock).
+// same model, same -p list) is ranked from it, then chosen on the load given. And a bound on
+// the work of all submissions together ([job_submit] work_per_second): a bucket of ten
+// seconds' worth, refilled at that rate, pays each ranking's work; empty, a ranking gets a
+// sixteenth of the budget (Decision::busy, the user is told); ten seconds in debt, only
+// rankings in the cache are answered, the others refused (Reject::busy). Valid for one
+// configuration: a new one needs a new cache. Not thread-safe (slurmctld calls job_submit
+// under its job lock).
 class DecisionCache {
  public:
-  explicit DecisionCache(std::size_t capacity = 64) : m_capacity(capacity) {}
+  using Clock = std::function<double()>;  // seconds, monotonic
+  explicit DecisionCache(std::size_t capacity = 64, Clock clock = {});
+  // `who`: the submitter; with criusd's report, Cells of partitions it does not let them in are
+  // left out (all left out: refused, saying why).
   Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_view user_partitions,
-                          const FreeGpus* free = nullptr);
+                          const FreeGpus* free = nullptr, const Submitter* who = nullptr);
   std::size_t hits() const { return m_hits; }
+  double work_available() const { return m_tokens; }
 
  private:
   std::size_t m_capacity, m_hits = 0;
+  Clock m_clock;
+  double m_tokens = 0, m_last = 0;
+  bool m_started = false;
   std::list<std::pair<std::string, Result<Ranking>>> m_entries;  // most recent first
 };
 

@@ -80,7 +80,7 @@ struct TresPositions {
 // shows): readable only with accounting; none otherwise.
 void read_limits(Snapshot& snap, const std::function<std::string(uint32_t)>& user_of) {
   assoc_mgr_info_request_msg_t req{};
-  req.flags = ASSOC_MGR_INFO_FLAG_ASSOC | ASSOC_MGR_INFO_FLAG_QOS;
+  req.flags = ASSOC_MGR_INFO_FLAG_ASSOC | ASSOC_MGR_INFO_FLAG_QOS | ASSOC_MGR_INFO_FLAG_USERS;
   assoc_mgr_info_msg_t* msg = nullptr;
   if (slurm_load_assoc_mgr_info(&req, &msg) != SLURM_SUCCESS || !msg) return;
   TresPositions pos;
@@ -126,7 +126,28 @@ void read_limits(Snapshot& snap, const std::function<std::string(uint32_t)>& use
     }
     slurm_list_iterator_destroy(it);
   }
+  if (msg->user_list) {
+    ListIterator it = slurm_list_iterator_create(msg->user_list);
+    while (auto* u = static_cast<slurmdb_user_rec_t*>(slurm_list_next(it)))
+      if (u->default_acct && u->uid != NO_VAL) snap.default_accounts[u->uid] = u->default_acct;
+    slurm_list_iterator_destroy(it);
+  }
   slurm_free_assoc_mgr_info_msg(msg);
+}
+
+// AllowGroups as ids: each group's gid and its listed members' uids (as slurmctld resolves them).
+void resolve_groups(SlurmPartition& p) {
+  for (const std::string& name : p.allow_groups) {
+    struct group gr{}, *res = nullptr;
+    std::vector<char> buf(1 << 16);
+    if (getgrnam_r(name.c_str(), &gr, buf.data(), buf.size(), &res) != 0 || !res) continue;
+    p.allow_gids.push_back(gr.gr_gid);
+    for (char** m = gr.gr_mem; m && *m; ++m) {
+      struct passwd pw{}, *pres = nullptr;
+      char pbuf[4096];
+      if (getpwnam_r(*m, &pw, pbuf, sizeof pbuf, &pres) == 0 && pres) p.allow_uids.push_back(pw.pw_uid);
+    }
+  }
 }
 
 // The names of a user's groups (AllowGroups is by name); none when the user is unknown here.
@@ -206,6 +227,7 @@ Result<Snapshot> SlurmClient::snapshot() {
     part.max_nodes = p.max_nodes == INFINITE || p.max_nodes == NO_VAL ? 0 : static_cast<int>(p.max_nodes);
     part.max_time_s = p.max_time == INFINITE || p.max_time == NO_VAL ? 0 : std::int64_t{p.max_time} * 60;
     part.up = (p.state_up & PARTITION_UP) == PARTITION_UP;
+    resolve_groups(part);
     snap.partitions.push_back(std::move(part));
   }
   slurm_free_partition_info_msg(parts);

@@ -50,7 +50,8 @@ nlohmann::json to_json(const Snapshot& s) {
   for (const auto& p : s.partitions)
     j["partitions"].push_back({{"name", p.name}, {"allow_accounts", p.allow_accounts}, {"deny_accounts", p.deny_accounts},
                                {"allow_qos", p.allow_qos}, {"deny_qos", p.deny_qos}, {"allow_groups", p.allow_groups},
-                               {"max_nodes", p.max_nodes}, {"max_time_s", p.max_time_s}, {"up", p.up}});
+                               {"max_nodes", p.max_nodes}, {"max_time_s", p.max_time_s}, {"up", p.up},
+                               {"allow_gids", p.allow_gids}, {"allow_uids", p.allow_uids}});
   j["enforce_limits"] = s.enforce_limits;
   j["qos"] = nlohmann::json::array();
   for (const auto& q : s.qos) {
@@ -59,6 +60,8 @@ nlohmann::json to_json(const Snapshot& s) {
     j["qos"].push_back({{"name", q.name}, {"max_per_job", gn_json(q.max_per_job)}, {"max_per_user", gn_json(q.max_per_user)},
                         {"grp", gn_json(q.grp)}, {"used", gn_json(q.used)}, {"used_by_user", by_user}});
   }
+  j["default_accounts"] = nlohmann::json::object();
+  for (const auto& [uid, account] : s.default_accounts) j["default_accounts"][std::to_string(uid)] = account;
   j["assocs"] = nlohmann::json::array();
   for (const auto& a : s.assocs)
     j["assocs"].push_back({{"id", a.id}, {"parent_id", a.parent_id}, {"user", a.user}, {"account", a.account},
@@ -145,6 +148,8 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& 
       part.max_nodes = p.value("max_nodes", 0);
       part.max_time_s = p.value("max_time_s", std::int64_t{0});
       part.up = p.value("up", true);
+      part.allow_gids = p.value("allow_gids", std::vector<std::uint32_t>{});
+      part.allow_uids = p.value("allow_uids", std::vector<std::uint32_t>{});
       s.partitions.push_back(std::move(part));
     }
     s.enforce_limits = j.value("enforce_limits", false);
@@ -159,6 +164,8 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& 
         qos.used_by_user[user] = {used.value("gpus", std::int64_t{0}), used.value("nodes", std::int64_t{0})};
       s.qos.push_back(std::move(qos));
     }
+    for (const auto& [uid, account] : j.value("default_accounts", nlohmann::json::object()).items())
+      s.default_accounts[static_cast<std::uint32_t>(std::stoul(uid))] = account.get<std::string>();
     for (const auto& a : j.value("assocs", nlohmann::json::array())) {
       SlurmAssoc assoc;
       assoc.id = a.at("id").get<std::uint32_t>();

@@ -38,6 +38,9 @@ struct SlurmPartition {
   int max_nodes = 0;            // per job; 0: none
   std::int64_t max_time_s = 0;  // 0: none
   bool up = true;               // takes jobs (State=UP)
+  // AllowGroups resolved, for job_submit (which may not ask a name service): the groups' ids
+  // and their listed members' uids.
+  std::vector<std::uint32_t> allow_gids, allow_uids;
 };
 
 // A QOS's and an association's TRES limits and what their jobs use now (slurmctld's
@@ -116,6 +119,7 @@ struct Snapshot {
   bool enforce_limits = false;
   std::vector<SlurmQos> qos;
   std::vector<SlurmAssoc> assocs;
+  std::map<std::uint32_t, std::string> default_accounts;  // uid -> the user's default account
 };
 
 nlohmann::json to_json(const Snapshot& s);

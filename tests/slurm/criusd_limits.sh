@@ -5,8 +5,9 @@
 #     QOS 16 GPUs and the job pends as QOSMaxGRESPerJob; criusd gives it a Cell of at most 8
 #     GPUs and it starts (the criusd before this check left it pending forever);
 #  2. the same job, --crius-movable, with idle GPUs beside it: criusd does not grow it past 8;
-#  3. the v100 partition allowed to another account only (AllowAccounts): a job waiting on a
-#     full a100 is not moved there; allowed to all again, it is;
+#  3. the v100 partition allowed to another account only (AllowAccounts): job_submit does not
+#     choose it for a job of account lab although criusd's report has it free, and criusd does
+#     not move the job there from a full a100; allowed to all again, it does;
 #  4. accounting sees the GPU type of every run: that job, moved back to a100 once it frees,
 #     shows gres/gpu:v100 for its first run and gres/gpu:a100 for its second in sacct (crius
 #     asks Slurm 22.05 for untyped GPUs and a type feature, which is what lets a pending job
@@ -90,9 +91,15 @@ other=$(sbatch --parsable -p a100 --gres=gpu:a100:8 -o /dev/null --wrap 'sleep 6
 wait_state "$other" RUNNING
 sacctmgr -i add account other >/dev/null || fail "sacctmgr add account"
 scontrol update partitionname=v100 allowaccounts=other || fail "scontrol update partition"
-rm -f "${CRIUS_FREE_GPUS_FILE:?}"
-w=$(sbatch --parsable -o /dev/null "${crius[@]}" --crius-max-gpus=8 --crius-movable loop.sh) || fail "sbatch"
-[ "$(job_field "$w" Partition)" = a100 ] || fail "test premise: job_submit should put job $w on a100"
+# criusd's report says v100 is free, and that account lab may not use it: job_submit puts the
+# job on a100, where it waits (it used to choose v100, and Slurm refused the submission).
+criusd --once 2>report.err || { cat report.err; fail "criusd --once"; }
+grep -q '^access v100 up=1 .* allow_accounts=other ' "${CRIUS_FREE_GPUS_FILE:?}" ||
+  { cat "$CRIUS_FREE_GPUS_FILE"; fail "criusd's report does not say who v100 lets in"; }
+grep -qx 'partition v100 8' "$CRIUS_FREE_GPUS_FILE" || { cat "$CRIUS_FREE_GPUS_FILE"; fail "test premise: v100 free in the report"; }
+w=$(sbatch --parsable -o /dev/null "${crius[@]}" --crius-max-gpus=8 --crius-movable loop.sh) ||
+  fail "sbatch of a crius job refused (job_submit chose a partition its account may not use?)"
+[ "$(job_field "$w" Partition)" = a100 ] || fail "job_submit put job $w on $(job_field "$w" Partition), not a100"
 criusd --once 2>denied.err || { cat denied.err; fail "criusd --once"; }
 cat denied.err
 ! grep -q "update_pending job $w .* -> v100" denied.err || fail "criusd moved job $w into v100, which its account may not use"
@@ -112,7 +119,8 @@ for _ in $(seq 150); do
 kill "$pid"; wait "$pid" 2>/dev/null
 cat move.err
 [ "$(job_field "$w" Partition)" = a100 ] && [ "$(job_field "$w" JobState)" = RUNNING ] || fail "job $w was not moved to a100"
-for _ in $(seq 50); do [ "$(sacct -n -D -X -j "$w" -o JobID | wc -l)" -ge 2 ] && break; sleep 0.2; done
+# slurmdbd learns of the second start a moment after slurmctld
+for _ in $(seq 150); do sacct -n -D -X -j "$w" -P -o State,Partition | grep -qx 'RUNNING|a100' && break; sleep 0.2; done
 sacct -D -X -j "$w" -P -o JobID,Partition,State,AllocTRES | tee runs.txt
 grep -qE "^$w\|v100\|REQUEUED\|.*gres/gpu:v100=8" runs.txt || fail "sacct does not show the v100 run with gres/gpu:v100"
 grep -qE "^$w\|a100\|RUNNING\|.*gres/gpu:a100=8" runs.txt || fail "sacct does not show the a100 run with gres/gpu:a100"

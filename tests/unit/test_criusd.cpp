@@ -898,7 +898,9 @@ BOOST_FIXTURE_TEST_CASE(partition_access_and_size_limits, Fixture) {
                node("v100-2", "v100", 8)};
     s.jobs = {slurm_job(1, "RUNNING", "", {"v100-1"}), slurm_job(2, "RUNNING", "", {"v100-2"}), waiting};
     s.jobs[0].partition = s.jobs[1].partition = "v100";
-    s.partitions = {SlurmPartition{"a100"}, SlurmPartition{"v100"}};
+    s.partitions.resize(2);
+    s.partitions[0].name = "a100";
+    s.partitions[1].name = "v100";
     return s;
   };
   job::Record rec = make_record("v100:2x8:1", "v100");

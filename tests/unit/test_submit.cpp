@@ -67,7 +67,7 @@ BOOST_AUTO_TEST_CASE(free_gpus_text_round_trip_and_bounds) {
     return r.ok() ? std::string("accepted") : r.error();
   };
   BOOST_TEST(bad("") == "F: empty (expected \"crius-free-gpus 1\")");
-  BOOST_TEST(bad("crius-free-gpus 2\n") == "F:1: not a crius free-GPU report (expected \"crius-free-gpus 1\")");
+  BOOST_TEST(bad("crius-free-gpus 3\n") == "F:1: not a crius free-GPU report (expected \"crius-free-gpus 2\")");
   BOOST_TEST(bad("crius-free-gpus 1\ntime 5\n") == "F: no time or interval_s line");
   BOOST_TEST(bad("crius-free-gpus 1\ntime 5\ninterval_s 60\npartition a 8 -1\n") ==
              "F:4: free GPUs of a node must be a whole number from 0 to 64");
@@ -80,6 +80,35 @@ BOOST_AUTO_TEST_CASE(free_gpus_text_round_trip_and_bounds) {
   // Fresh for three rounds and a minute.
   BOOST_TEST(f.fresh(1000 + 3 * 60 + 60));
   BOOST_TEST(!f.fresh(1000 + 3 * 60 + 61));
+
+  // Version 2: who each partition lets in.
+  f.access = {{"a100", true, 2, 3600, {"lab", "ml"}, {}, {}, {"scavenger"}, true, {100}, {1001, 1002}},
+              {"v100", false, 0, 0, {}, {"banned"}, {"normal"}, {}, false, {}, {}}};
+  auto v2 = parse_free_gpus(to_text(f), "r");
+  BOOST_TEST_REQUIRE(v2.ok(), why(v2));
+  BOOST_TEST((v2->access == f.access));
+  BOOST_TEST(bad("crius-free-gpus 2\ntime 5\ninterval_s 60\naccess a up=1\n") == "F:4: unknown line 'access a up=1'");
+  BOOST_TEST(bad("crius-free-gpus 2\ntime 5\ninterval_s 60\naccess a up=1 max_nodes=0 max_time_s=0 allow_accounts= "
+                 "deny_accounts= allow_qos= deny_qos= groups=2 allow_gids= allow_uids=\n")
+                 .find("F:4: access a: bad groups") == 0);
+  BOOST_TEST(bad("crius-free-gpus 2\ntime 5\ninterval_s 60\naccess a up=1 max_nodes=0 max_time_s=0 allow_accounts= "
+                 "deny_accounts= allow_qos= deny_qos= groups=1 allow_gids=x allow_uids=\n")
+                 .find("F:4: access a: bad allow_gids") == 0);
+  // Who is let in.
+  Submitter alice{1001, 50, "lab", "normal", 0, false}, bob{2000, 100, "", "", 0, false},
+      eve{3000, 3000, "other", "", 0, false}, root{0, 0, "other", "", 0, true};
+  BOOST_TEST(f.refusal("a100", alice, 2) == "");
+  BOOST_TEST(f.refusal("a100", alice, 3) == "partition a100 takes jobs of at most 2 nodes");
+  BOOST_TEST(f.refusal("a100", bob, 1) == "");  // no account named: Slurm's to check; gid 100 is allowed
+  BOOST_TEST(f.refusal("a100", eve, 1) == "account other is not in the AllowAccounts of partition a100");
+  eve.account = "lab";
+  BOOST_TEST(f.refusal("a100", eve, 1) == "the user is in none of the AllowGroups of partition a100");
+  root.account = "lab";
+  BOOST_TEST(f.refusal("a100", root, 1) == "");
+  alice.time_limit_s = 7200;
+  BOOST_TEST(f.refusal("a100", alice, 1) == "the job's time limit is over the MaxTime of partition a100");
+  BOOST_TEST(f.refusal("v100", bob, 1) == "partition v100 is not up");
+  BOOST_TEST(f.refusal("h100", eve, 9) == "");  // nothing known of it
 }
 
 BOOST_AUTO_TEST_CASE(free_gpus_fit_and_take_best_fit) {
@@ -254,4 +283,111 @@ BOOST_AUTO_TEST_CASE(deadline_miss_is_read_from_crius_toml) {
   BOOST_TEST(bad.error().find("[job_submit] deadline_miss must be \"flag\" or \"reject\"") != std::string::npos,
              bad.error());
   std::filesystem::remove_all(dir);
+}
+
+// [job_submit] work_per_second bounds the estimator work of all submissions together: a bucket
+// of ten seconds' worth pays each ranking; empty, a ranking gets a sixteenth of the budget and
+// says so; ten seconds in debt, only cached rankings are answered. Time is the test's clock.
+BOOST_AUTO_TEST_CASE(work_per_second_bounds_all_submissions_together) {
+  Loaded c = conf();
+  c.config.work_per_second = 100'000;  // the bucket: 1,000,000 layer visits
+  double now = 0;
+  DecisionCache cache(64, [&] { return now; });
+  auto request = [](int batch) {
+    JobRequest r;
+    r.model = "gpt3-6.7b";
+    r.global_batch = batch;
+    return r;
+  };
+  auto first = cache.decide(request(1024), c, "");
+  BOOST_TEST_REQUIRE(first.ok(), why(first));
+  BOOST_TEST(!first->busy);
+  const double after_one = cache.work_available();
+  BOOST_TEST(after_one < 1'000'000);  // it cost something
+  // Distinct requests until the bucket is empty: the next ones are ranked on the small budget.
+  int full = 1;
+  while (cache.work_available() > 0 && full < 100) {
+    auto d = cache.decide(request(1024 + 8 * full), c, "");
+    BOOST_TEST_REQUIRE(d.ok(), why(d));
+    BOOST_TEST(!d->busy);
+    ++full;
+  }
+  BOOST_TEST_REQUIRE(cache.work_available() <= 0);
+  auto cheap = cache.decide(request(4096), c, "");
+  BOOST_TEST_REQUIRE(cheap.ok(), why(cheap));
+  BOOST_TEST(cheap->busy);
+  BOOST_TEST(cheap->record.partial);
+  // A cached ranking costs nothing and is answered whatever the bucket holds.
+  const double before = cache.work_available();
+  auto hit = cache.decide(request(1024), c, "");
+  BOOST_TEST_REQUIRE(hit.ok(), why(hit));
+  BOOST_TEST(!hit->busy);
+  BOOST_TEST(cache.work_available() == before);
+  // Ten seconds of debt: a new request is refused as busy (sbatch submits it again later).
+  int cheap_ones = 0;
+  Result<Decision> last = cache.decide(request(8192), c, "");
+  while (last.ok() && cheap_ones < 1000) last = cache.decide(request(8192 + 8 * ++cheap_ones), c, "");
+  BOOST_TEST_REQUIRE(!last.ok());
+  BOOST_TEST(last.error_code() == static_cast<int>(Reject::busy));
+  BOOST_TEST(last.error().find("slurmctld is busy with crius submissions") != std::string::npos, last.error());
+  BOOST_TEST(cache.work_available() <= -1'000'000);
+  // Time refills the bucket: after long enough, the small-budget ranking is made again in full.
+  now = 100;
+  auto again = cache.decide(request(4096), c, "");
+  BOOST_TEST_REQUIRE(again.ok(), why(again));
+  BOOST_TEST(!again->busy);
+  BOOST_TEST_MESSAGE(full << " full rankings, " << cheap_ones << " small ones before the refusal");
+}
+
+// A -p list is read name by name up to 64 names; the rest of a long list is not split.
+BOOST_AUTO_TEST_CASE(a_long_partition_list_is_read_to_64_names) {
+  Loaded c = conf();
+  std::string parts;
+  for (int i = 0; i < 20000; ++i) parts += "p" + std::to_string(i) + ",";
+  parts += "a100";
+  auto r = rank(bert(), c, parts);
+  BOOST_TEST(!r.ok());  // a100 is the 20001st name: not read
+  BOOST_TEST(r.error().find("none of the job's partitions") != std::string::npos, r.error());
+  auto ok = rank(bert(), c, "v100," + parts);
+  BOOST_TEST(ok.ok(), why(ok));
+}
+
+// With criusd's report of who each partition lets in, a job gets only Cells of partitions
+// Slurm would take it into; none left: refused, saying why.
+BOOST_AUTO_TEST_CASE(only_cells_of_partitions_the_submitter_may_use) {
+  Loaded c = conf();
+  DecisionCache cache;
+  FreeGpus f = report({8, 8}, {8, 8});
+  f.access = {{"a100", true, 0, 0, {"ml"}, {}, {}, {}, false, {}, {}}, {"v100", true, 0, 0, {}, {}, {}, {}, false, {}, {}}};
+  Submitter lab{1000, 1000, "lab", "", 0, false}, ml{1000, 1000, "ml", "", 0, false};
+  auto mine = cache.decide(bert(), c, "", &f, &ml);
+  BOOST_TEST_REQUIRE(mine.ok(), why(mine));
+  BOOST_TEST(mine->chosen.cell.gpu == "a100");  // the control: the faster type
+  auto other = cache.decide(bert(), c, "", &f, &lab);
+  BOOST_TEST_REQUIRE(other.ok(), why(other));
+  BOOST_TEST(other->chosen.cell.gpu == "v100");
+  f.access[1].up = false;
+  auto none = cache.decide(bert(), c, "", &f, &lab);
+  BOOST_TEST_REQUIRE(!none.ok());
+  BOOST_TEST(none.error_code() == static_cast<int>(Reject::no_partition));
+  BOOST_TEST(none.error() == "no Cell of a partition Slurm lets this job into: account lab is not in the "
+                             "AllowAccounts of partition a100; partition v100 is not up");
+  // A job that names no account runs in its user's default one, from the report.
+  f.access[1].up = true;
+  f.default_accounts = {{500, "lab"}, {1000, "ml"}};
+  auto back = parse_free_gpus(to_text(f), "r");
+  BOOST_TEST_REQUIRE(back.ok(), why(back));
+  BOOST_TEST((back->default_accounts == f.default_accounts));
+  Submitter unnamed{1000, 1000, "", "", 0, false};
+  auto d = cache.decide(bert(), c, "", &*back, &unnamed);
+  BOOST_TEST_REQUIRE(d.ok(), why(d));
+  BOOST_TEST(d->chosen.cell.gpu == "a100");  // its default, ml, may use a100
+  unnamed.uid = 500;
+  d = cache.decide(bert(), c, "", &*back, &unnamed);
+  BOOST_TEST_REQUIRE(d.ok(), why(d));
+  BOOST_TEST(d->chosen.cell.gpu == "v100");  // lab may not
+  unnamed.uid = 9999;  // not in the report: Slurm's to check
+  d = cache.decide(bert(), c, "", &*back, &unnamed);
+  BOOST_TEST_REQUIRE(d.ok(), why(d));
+  BOOST_TEST(d->chosen.cell.gpu == "a100");
 }
