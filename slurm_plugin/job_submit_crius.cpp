@@ -264,6 +264,13 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   if (!g_state->conf) return degraded(job_desc, submit_uid, err_msg, "configuration error: " + g_state->error);
   if (!req) return reject(err_msg, req.error(), EINVAL);
 
+  // A heterogeneous job's components are placed together by Slurm; crius gives a Cell to a job
+  // of its own (criusd(8) leaves hetjob components alone, too).
+  if (job_desc->het_job_offset != NO_VAL)
+    return reject(err_msg,
+                  "a heterogeneous job cannot be a crius job: submit the training as a job of its own "
+                  "(its other components without --crius-* options)",
+                  ESLURM_NOT_SUPPORTED);
   // crius gives the job its GPUs and their type (as its constraint): a request of its own for
   // either is refused, never dropped; other GRES are kept.
   if (job_desc->features)

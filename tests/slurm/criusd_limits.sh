@@ -11,7 +11,9 @@
 #  4. accounting sees the GPU type of every run: that job, moved back to a100 once it frees,
 #     shows gres/gpu:v100 for its first run and gres/gpu:a100 for its second in sacct (crius
 #     asks Slurm 22.05 for untyped GPUs and a type feature, which is what lets a pending job
-#     change type; the allocation is typed, per node).
+#     change type; the allocation is typed, per node);
+#  5. an account with GrpTRES=gres/gpu=12: a movable job on 8 GPUs with 8 more free beside it
+#     is not grown to 16 (without the limit, it is).
 set -u
 . "$TOP/tests/slurm/plugin_lib.bash"
 plugin_preflight
@@ -124,6 +126,20 @@ for _ in $(seq 150); do sacct -n -D -X -j "$w" -P -o State,Partition | grep -qx 
 sacct -D -X -j "$w" -P -o JobID,Partition,State,AllocTRES | tee runs.txt
 grep -qE "^$w\|v100\|REQUEUED\|.*gres/gpu:v100=8" runs.txt || fail "sacct does not show the v100 run with gres/gpu:v100"
 grep -qE "^$w\|a100\|RUNNING\|.*gres/gpu:a100=8" runs.txt || fail "sacct does not show the a100 run with gres/gpu:a100"
+
+### 5. An account's GrpTRES: a job does not grow past what it leaves.
+r=$(sbatch --parsable -o /dev/null "${crius[@]}" --crius-movable loop.sh) || fail "sbatch"
+wait_state "$r" RUNNING
+[ "$(gpus_of "$r")" = 8 ] || fail "test premise: job $r should run on 8 GPUs, got $(gpus_of "$r")"
+scancel "$w"
+wait_state "$w" CANCELLED 20 2>/dev/null || true
+grows() { criusd --once --dry-run --json 2>/dev/null | jq -r --argjson r "$r" '[.actions[] | select(.job == $r) | .to.nodes * .to.gpus_per_node] | max // 0'; }
+[ "$(grows)" -gt 8 ] || fail "the control: with the a100 node beside it free, job $r should grow"
+acct=$(job_field "$r" Account)
+sacctmgr -i modify account "$acct" set GrpTRES=gres/gpu=12 >/dev/null || fail "sacctmgr modify account"
+for _ in $(seq 50); do scontrol show assoc_mgr flags=assoc accounts="$acct" 2>/dev/null | grep -q 'GrpTRES=.*gres/gpu=12' && break; sleep 0.2; done
+[ "$(grows)" -le 8 ] || fail "criusd would grow job $r past its account's GrpTRES=gres/gpu=12"
+sacctmgr -i modify account "$acct" set GrpTRES=gres/gpu=-1 >/dev/null
 scancel -u "$(id -un)"
 echo "criusd limits checks passed"
 INNER

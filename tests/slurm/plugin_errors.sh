@@ -87,6 +87,9 @@ says "Invalid generic resource (gres) specification"
 bad sbatch "--gres=gpu/--gpus\*: crius chooses" --gpus=4 --crius-model=bert__1.3B $G
 bad srun "--gres=gpu/--gpus\*: crius chooses" -n 1 --gpus-per-task=1 --crius-model=bert__1.3B $G
 bad salloc "--gres=gpu/--gpus\*: crius chooses" --gres=gpu:a100:1 --crius-model=bert__1.3B $G
+# a heterogeneous job
+bad sbatch "a heterogeneous job cannot be a crius job" --crius-model=bert__1.3B $G -n1 : -n1
+says "Requested operation not supported on this system"
 # -p with no partition crius knows
 scontrol create partition=other nodes=a100-1 >/dev/null 2>&1 || fail "cannot create partition 'other'"
 bad sbatch "none of the job's partitions 'other' is described in crius.toml" -p other --crius-model=bert__1.3B $G
