@@ -47,7 +47,7 @@ void FreeGpus::take(const estimator::Cell& cell) {
   }
 }
 
-std::string FreeGpus::refusal(const std::string& partition, const Submitter& who, int nodes) const {
+std::string FreeGpus::refusal(const std::string& partition, const Submitter& who, int nodes, int gpus) const {
   auto listed = [](const std::vector<std::string>& l, const std::string& v) {
     return std::find(l.begin(), l.end(), v) != l.end();
   };
@@ -69,8 +69,26 @@ std::string FreeGpus::refusal(const std::string& partition, const Submitter& who
         std::find(a.allow_gids.begin(), a.allow_gids.end(), who.gid) == a.allow_gids.end() &&
         std::find(a.allow_uids.begin(), a.allow_uids.end(), who.uid) == a.allow_uids.end())
       return "the user is in none of the AllowGroups of " + where;
-    return "";
+    break;
   }
+  // Per-job limits: of the user's association in this account (for this partition, else for
+  // all), and of the job's QOS (named, else the association's default).
+  const AssocLimit* assoc = nullptr;
+  auto [from, to] = std::equal_range(assoc_limits.begin(), assoc_limits.end(), AssocLimit{who.uid, {}, {}, {}, {}},
+                                     [](const AssocLimit& a, const AssocLimit& b) { return a.uid < b.uid; });
+  for (auto a = from; a != to; ++a)
+    if (a->account == who.account && (a->partition == partition || (a->partition.empty() && !assoc))) assoc = &*a;
+  const std::string qos = !who.qos.empty() ? who.qos : assoc ? assoc->default_qos : std::string();
+  auto over = [&](const JobLimit& l, const std::string& whose) -> std::string {
+    if (l.gpus >= 0 && gpus > l.gpus) return whose + " allows at most " + std::to_string(l.gpus) + " GPUs per job";
+    if (l.nodes >= 0 && nodes > l.nodes) return whose + " allows at most " + std::to_string(l.nodes) + " nodes per job";
+    return "";
+  };
+  if (assoc)
+    if (std::string no = over(assoc->limit, "the association of account " + who.account); !no.empty()) return no;
+  for (const auto& [name, limit] : qos_limits)
+    if (name == qos)
+      if (std::string no = over(limit, "QOS " + qos); !no.empty()) return no;
   return "";
 }
 
@@ -111,6 +129,10 @@ std::string to_text(const FreeGpus& f) {
       << " allow_qos=" << names(a.allow_qos) << " deny_qos=" << names(a.deny_qos) << " groups=" << a.groups
       << " allow_gids=" << ids(a.allow_gids) << " allow_uids=" << ids(a.allow_uids) << "\n";
   for (const auto& [uid, account] : f.default_accounts) o << "account " << uid << ' ' << account << "\n";
+  for (const auto& [name, l] : f.qos_limits) o << "qos " << name << " gpus=" << l.gpus << " nodes=" << l.nodes << "\n";
+  for (const AssocLimit& a : f.assoc_limits)
+    o << "assoc " << a.uid << ' ' << a.account << ' ' << (a.partition.empty() ? "-" : a.partition) << " gpus=" << a.limit.gpus
+      << " nodes=" << a.limit.nodes << " default_qos=" << (a.default_qos.empty() ? "-" : a.default_qos) << "\n";
   return o.str();
 }
 
@@ -223,6 +245,37 @@ Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& sourc
       if (++access_names > kMaxAccessNames)
         return bad("more than " + std::to_string(kMaxAccessNames) + " names and ids");
       f.default_accounts.emplace_back(static_cast<std::uint32_t>(*uid), words[2]);
+    } else if ((words[0] == "qos" && words.size() == 4) || (words[0] == "assoc" && words.size() == 7)) {
+      if (++access_names > kMaxAccessNames)
+        return bad("more than " + std::to_string(kMaxAccessNames) + " names and ids");
+      const bool is_qos = words[0] == "qos";
+      // "gpus=N nodes=N": -1 (none) or a count
+      auto count = [&](const std::string& w, const char* key) -> std::optional<std::int64_t> {
+        const std::string k = std::string(key) + "=";
+        if (w.rfind(k, 0) != 0) return std::nullopt;
+        auto v = util::to_int(w.substr(k.size()));
+        if (!v || *v < -1 || *v > (std::int64_t{1} << 40)) return std::nullopt;
+        return *v;
+      };
+      const std::size_t at = is_qos ? 2 : 4;
+      auto g = count(words[at], "gpus"), n = count(words[at + 1], "nodes");
+      if (!g || !n) return bad(words[0] + ": expected gpus=N nodes=N, got " + util::shown(words[at] + " " + words[at + 1]));
+      for (std::size_t i = 1; i < words.size(); ++i)
+        if (words[i].size() > 72) return bad(words[0] + ": a name longer than 64 characters");
+      if (is_qos) {
+        f.qos_limits.emplace_back(words[1], JobLimit{*g, *n});
+      } else {
+        auto uid = util::to_int(words[1]);
+        if (!uid || *uid < 0 || *uid > 0xffffffffLL) return bad("assoc: a uid must be a whole number");
+        if (words[6].rfind("default_qos=", 0) != 0) return bad("assoc: expected default_qos=NAME");
+        AssocLimit a;
+        a.uid = static_cast<std::uint32_t>(*uid);
+        a.account = words[2];
+        a.partition = words[3] == "-" ? "" : words[3];
+        a.limit = {*g, *n};
+        a.default_qos = words[6].substr(12) == "-" ? "" : words[6].substr(12);
+        f.assoc_limits.push_back(std::move(a));
+      }
     } else {
       return bad("unknown line " + util::shown(line));
     }
@@ -231,6 +284,8 @@ Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& sourc
   if (!have_time || !have_interval) return make_error(source + ": no time or interval_s line");
   std::stable_sort(f.default_accounts.begin(), f.default_accounts.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(f.assoc_limits.begin(), f.assoc_limits.end(),
+                   [](const AssocLimit& a, const AssocLimit& b) { return a.uid < b.uid; });
   return f;
 }
 

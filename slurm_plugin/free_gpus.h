@@ -32,6 +32,20 @@ struct PartitionAccess {
   bool operator==(const PartitionAccess&) const = default;
 };
 
+// Per-job GPU and node limits (MaxTRESPerJob), -1: none.
+struct JobLimit {
+  std::int64_t gpus = -1, nodes = -1;
+  bool operator==(const JobLimit&) const = default;
+};
+// A user's association: its per-job limits (the smallest along its parents) and default QOS.
+struct AssocLimit {
+  std::uint32_t uid = 0;
+  std::string account, partition;  // partition "": the association of every partition
+  JobLimit limit;
+  std::string default_qos;         // "": none
+  bool operator==(const AssocLimit&) const = default;
+};
+
 // The submitting user, as a job states it: account "" when the job names none (its user's
 // default account, from the report, then stands in; none known: the check is Slurm's), QOS ""
 // when it names none (its default QOS is Slurm's to check).
@@ -50,6 +64,10 @@ struct FreeGpus {
   // uid -> default account, sorted by uid, where a crius partition's access depends on the
   // account (a job that names no account runs in its user's default one)
   std::vector<std::pair<std::uint32_t, std::string>> default_accounts;
+  // Where Slurm enforces limits: the QOS with a per-job GPU or node limit, and the users'
+  // associations (sorted by uid) that have one or whose default QOS has one.
+  std::vector<std::pair<std::string, JobLimit>> qos_limits;
+  std::vector<AssocLimit> assoc_limits;
 
   // A report older than three rounds (and a minute) describes a criusd that stopped.
   bool fresh(std::int64_t now) const { return now - time <= static_cast<std::int64_t>(3 * interval_s) + 60; }
@@ -60,9 +78,10 @@ struct FreeGpus {
   int free_gpus(const std::string& partition) const;
   // The default account of `uid` ("" if not in the report).
   std::string default_account(std::uint32_t uid) const;
-  // Why `who` may not have `nodes` nodes in `partition`, "" if they may (or nothing is known).
+  // Why `who` may not have `nodes` nodes of `gpus` GPUs in all in `partition` (access, size,
+  // per-job limits of its association and QOS), "" if they may (or nothing is known).
   // `who.account` "" is not looked up here: default_account() it first.
-  std::string refusal(const std::string& partition, const Submitter& who, int nodes) const;
+  std::string refusal(const std::string& partition, const Submitter& who, int nodes, int gpus) const;
 };
 
 // [job_submit] free_gpus_file: where criusd writes and job_submit reads.

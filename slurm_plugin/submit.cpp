@@ -428,7 +428,7 @@ Result<Decision> DecisionCache::decide(const JobRequest& req, const Loaded& conf
   Ranking mine = *r;
   std::vector<std::string> why;
   std::erase_if(mine.cells, [&](const est::Estimate& e) {
-    std::string no = free->refusal(e.cell.partition, me, e.cell.nodes);
+    std::string no = free->refusal(e.cell.partition, me, e.cell.nodes, e.cell.gpus());
     if (!no.empty() && std::find(why.begin(), why.end(), no) == why.end()) why.push_back(no);
     return !no.empty();
   });

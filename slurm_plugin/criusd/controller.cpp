@@ -806,6 +806,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     for (int n : a.node_ids) free[n] -= a.shape.gpus_per_node;
   round.free.time = snap.now;
   round.free.interval_s = m_options.interval_s;
+  publish_job_limits(snap, round.free);  // per-job limits of QOS and associations
   bool by_account = false;  // some crius partition lets in by account: the users' defaults count
   for (const auto& part : cluster.partitions)  // who each crius partition lets in, for job_submit
     for (const SlurmPartition& sp : snap.partitions)
@@ -815,7 +816,8 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
                                      sp.allow_gids, sp.allow_uids});
         by_account = by_account || !sp.allow_accounts.empty() || !sp.deny_accounts.empty();
       }
-  if (by_account) round.free.default_accounts.assign(snap.default_accounts.begin(), snap.default_accounts.end());
+  if (by_account || !round.free.assoc_limits.empty())
+    round.free.default_accounts.assign(snap.default_accounts.begin(), snap.default_accounts.end());
   for (std::size_t p = 0; p < cluster.partitions.size(); ++p) {
     std::vector<int> nodes;
     for (std::size_t n = 0; n < cluster.nodes.size(); ++n)

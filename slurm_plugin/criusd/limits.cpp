@@ -67,6 +67,38 @@ GpusNodes per_job_limit(const Snapshot& s, const SlurmJob& job) {
   return limit;
 }
 
+void publish_job_limits(const Snapshot& s, FreeGpus& report) {
+  if (!s.enforce_limits) return;
+  std::map<std::uint32_t, const SlurmQos*> qos_by_id;
+  for (const SlurmQos& q : s.qos) {
+    qos_by_id[q.id] = &q;
+    if (q.max_per_job.gpus >= 0 || q.max_per_job.nodes >= 0)
+      report.qos_limits.emplace_back(q.name, JobLimit{q.max_per_job.gpus, q.max_per_job.nodes});
+  }
+  std::map<std::uint32_t, const SlurmAssoc*> by_id;
+  for (const SlurmAssoc& a : s.assocs) by_id[a.id] = &a;
+  auto find = [&](std::uint32_t id) -> const SlurmAssoc* {
+    auto it = by_id.find(id);
+    return id != 0 && it != by_id.end() ? it->second : nullptr;
+  };
+  for (const SlurmAssoc& a : s.assocs) {
+    if (a.user.empty()) continue;
+    JobLimit limit;
+    std::uint32_t default_qos = 0;
+    for (const SlurmAssoc* c : chain(a.id, find)) {
+      limit.gpus = tighter(limit.gpus, c->max_per_job.gpus);
+      limit.nodes = tighter(limit.nodes, c->max_per_job.nodes);
+      if (!default_qos) default_qos = c->default_qos_id;  // inherited from the nearest that sets one
+    }
+    const SlurmQos* q = default_qos ? qos_by_id[default_qos] : nullptr;
+    const bool qos_bounds = q && (q->max_per_job.gpus >= 0 || q->max_per_job.nodes >= 0);
+    if (limit.gpus < 0 && limit.nodes < 0 && !qos_bounds) continue;
+    report.assoc_limits.push_back({a.uid, a.account, a.partition, limit, q ? q->name : ""});
+  }
+  std::stable_sort(report.assoc_limits.begin(), report.assoc_limits.end(),
+                   [](const AssocLimit& x, const AssocLimit& y) { return x.uid < y.uid; });
+}
+
 GroupLimits::GroupLimits(const Snapshot& s) : m_enforced(s.enforce_limits) {
   if (!m_enforced) return;
   for (const SlurmAssoc& a : s.assocs) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "slurm_plugin/criusd/snapshot.h"
+#include "slurm_plugin/free_gpus.h"
 
 namespace crius::slurm {
 
@@ -22,6 +23,11 @@ std::string partition_refusal(const SlurmPartition& p, const SlurmJob& job);
 // The most GPUs and nodes one job may hold: the per-job limits (MaxTRESPerJob) of its QOS and
 // of its association and its parents, the smallest of each (-1: none, or not enforced).
 GpusNodes per_job_limit(const Snapshot& s, const SlurmJob& job);
+
+// What job_submit needs to keep a new job within the per-job limits (free_gpus.h): each QOS's
+// per-job GPU and node limits, and each user's association's (the smallest along its parents)
+// with its default QOS, those that bound something. Nothing where Slurm does not enforce them.
+void publish_job_limits(const Snapshot& s, FreeGpus& report);
 
 // The limits shared with other jobs, counted over the changes of one round: GrpTRES of the
 // job's association and each parent, the QOS's GrpTRES and MaxTRESPerUser, against what Slurm

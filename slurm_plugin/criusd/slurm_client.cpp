@@ -98,6 +98,8 @@ void read_limits(Snapshot& snap, const std::function<std::string(uint32_t)>& use
       assoc.user = str(a->user);
       assoc.account = str(a->acct);
       assoc.partition = str(a->partition);
+      if (a->user) assoc.uid = a->uid;
+      assoc.default_qos_id = a->def_qos_id == NO_VAL ? 0 : a->def_qos_id;
       assoc.max_per_job = pos.of(a->max_tres_ctld);
       assoc.grp = pos.of(a->grp_tres_ctld);
       if (a->usage) assoc.used = pos.of(a->usage->grp_used_tres);
@@ -109,6 +111,7 @@ void read_limits(Snapshot& snap, const std::function<std::string(uint32_t)>& use
     ListIterator it = slurm_list_iterator_create(msg->qos_list);
     while (auto* q = static_cast<slurmdb_qos_rec_t*>(slurm_list_next(it))) {
       SlurmQos qos;
+      qos.id = q->id;
       qos.name = str(q->name);
       qos.max_per_job = pos.of(q->max_tres_pj_ctld);
       qos.max_per_user = pos.of(q->max_tres_pu_ctld);

@@ -57,7 +57,7 @@ nlohmann::json to_json(const Snapshot& s) {
   for (const auto& q : s.qos) {
     nlohmann::json by_user = nlohmann::json::object();
     for (const auto& [user, used] : q.used_by_user) by_user[user] = gn_json(used);
-    j["qos"].push_back({{"name", q.name}, {"max_per_job", gn_json(q.max_per_job)}, {"max_per_user", gn_json(q.max_per_user)},
+    j["qos"].push_back({{"id", q.id}, {"name", q.name}, {"max_per_job", gn_json(q.max_per_job)}, {"max_per_user", gn_json(q.max_per_user)},
                         {"grp", gn_json(q.grp)}, {"used", gn_json(q.used)}, {"used_by_user", by_user}});
   }
   j["default_accounts"] = nlohmann::json::object();
@@ -65,6 +65,7 @@ nlohmann::json to_json(const Snapshot& s) {
   j["assocs"] = nlohmann::json::array();
   for (const auto& a : s.assocs)
     j["assocs"].push_back({{"id", a.id}, {"parent_id", a.parent_id}, {"user", a.user}, {"account", a.account},
+                           {"uid", a.uid}, {"default_qos_id", a.default_qos_id},
                            {"partition", a.partition}, {"max_per_job", gn_json(a.max_per_job)}, {"grp", gn_json(a.grp)},
                            {"used", gn_json(a.used)}});
   return j;
@@ -155,6 +156,7 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& 
     s.enforce_limits = j.value("enforce_limits", false);
     for (const auto& q : j.value("qos", nlohmann::json::array())) {
       SlurmQos qos;
+      qos.id = q.value("id", std::uint32_t{0});
       qos.name = q.at("name").get<std::string>();
       qos.max_per_job = gn_from(q, "max_per_job");
       qos.max_per_user = gn_from(q, "max_per_user");
@@ -173,6 +175,8 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& 
       assoc.user = a.value("user", "");
       assoc.account = a.value("account", "");
       assoc.partition = a.value("partition", "");
+      assoc.uid = a.value("uid", std::uint32_t{0});
+      assoc.default_qos_id = a.value("default_qos_id", std::uint32_t{0});
       assoc.max_per_job = gn_from(a, "max_per_job");
       assoc.grp = gn_from(a, "grp");
       assoc.used = gn_from(a, "used");

@@ -46,6 +46,7 @@ struct SlurmPartition {
 // A QOS's and an association's TRES limits and what their jobs use now (slurmctld's
 // association manager, as `scontrol show assoc_mgr` shows them), for GPUs and nodes.
 struct SlurmQos {
+  std::uint32_t id = 0;
   std::string name;
   GpusNodes max_per_job, max_per_user, grp, used;
   std::map<std::string, GpusNodes> used_by_user;  // user name -> in use
@@ -53,6 +54,7 @@ struct SlurmQos {
 struct SlurmAssoc {
   std::uint32_t id = 0, parent_id = 0;  // parent_id 0: the root
   std::string user, account, partition;
+  std::uint32_t uid = 0, default_qos_id = 0;  // of a user's association; 0: none
   GpusNodes max_per_job, grp, used;
 };
 

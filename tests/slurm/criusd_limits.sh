@@ -3,7 +3,8 @@
 # AccountingStorageEnforce=limits (a100:2x8 + v100:1x8, slurmdbd + MariaDB):
 #  1. a QOS with MaxTRESPerJob=gres/gpu=8: job_submit, which cannot see it, gives a job of that
 #     QOS 16 GPUs and the job pends as QOSMaxGRESPerJob; criusd gives it a Cell of at most 8
-#     GPUs and it starts (the criusd before this check left it pending forever);
+#     GPUs and it starts (the criusd before this check left it pending forever); once criusd's
+#     report carries the QOS's limit, job_submit gives a new job of that QOS at most 8 GPUs;
 #  2. the same job, --crius-movable, with idle GPUs beside it: criusd does not grow it past 8;
 #  3. the v100 partition allowed to another account only (AllowAccounts): job_submit does not
 #     choose it for a job of account lab although criusd's report has it free, and criusd does
@@ -80,6 +81,12 @@ cat once.err
 grep -q "update_pending job $j" once.err || fail "criusd did not give job $j a Cell within its QOS"
 wait_state "$j" RUNNING
 [ "$(gpus_of "$j")" -le 8 ] || fail "job $j runs on $(gpus_of "$j") GPUs, over its QOS's 8"
+
+# criusd's report now carries the QOS's per-job limit: job_submit keeps a new job within it.
+k=$(sbatch --parsable -H -o /dev/null --qos=gpu8 "${crius[@]}" loop.sh) || fail "sbatch --qos=gpu8"
+[ "$(gpus_of "$k")" -le 8 ] || fail "job_submit gave job $k $(gpus_of "$k") GPUs with criusd's report of QOS gpu8"
+grep -q '^qos gpu8 gpus=8 nodes=-1$' "${CRIUS_FREE_GPUS_FILE:?}" || { cat "$CRIUS_FREE_GPUS_FILE"; fail "no QOS limit in the report"; }
+scancel "$k"
 
 ### 2. Idle GPUs beside it: no growth past the limit.
 criusd --once --dry-run --json >grow.json 2>grow.err || { cat grow.err; fail "criusd --once --dry-run"; }

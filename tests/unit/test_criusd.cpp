@@ -12,6 +12,7 @@
 #include "scheduler/estimator_throughput.h"
 #include "slurm_plugin/apply_cell.h"
 #include "slurm_plugin/criusd/controller.h"
+#include "slurm_plugin/criusd/limits.h"
 
 using namespace crius;
 using namespace crius::slurm;
@@ -975,9 +976,10 @@ BOOST_FIXTURE_TEST_CASE(qos_and_association_limits, Fixture) {
                node("v100-2", "v100", 0)};
     s.jobs = {j};
     s.enforce_limits = true;
-    s.qos = {SlurmQos{"normal", {}, {}, {}, {2, 1}, {{"alice", {2, 1}}}}};
-    s.assocs = {SlurmAssoc{1, 0, "", "root", "", {}, {}, {2, 1}}, SlurmAssoc{2, 1, "", "lab", "", {}, {}, {2, 1}},
-                SlurmAssoc{3, 2, "alice", "lab", "", {}, {}, {2, 1}}};
+    s.qos = {SlurmQos{1, "normal", {}, {}, {}, {2, 1}, {{"alice", {2, 1}}}}};
+    s.assocs = {SlurmAssoc{1, 0, "", "root", "", 0, 0, {}, {}, {2, 1}},
+                SlurmAssoc{2, 1, "", "lab", "", 0, 0, {}, {}, {2, 1}},
+                SlurmAssoc{3, 2, "alice", "lab", "", 1001, 1, {}, {}, {2, 1}}};
     return s;
   };
   Controller c(*cluster, {});
@@ -1068,4 +1070,34 @@ BOOST_FIXTURE_TEST_CASE(a_moved_job_keeps_its_other_gres, Fixture) {
   BOOST_TEST_REQUIRE(round->actions.size() == 1u);
   BOOST_TEST(round->actions[0].to.gpu == "v100");
   BOOST_TEST(round->actions[0].other_gres == "gres:nvme:1");
+}
+
+// What job_submit learns of the per-job limits: QOS with one, and users' associations with one
+// (along their parents) or whose default QOS has one.
+BOOST_AUTO_TEST_CASE(per_job_limits_published_for_job_submit) {
+  Snapshot s;
+  s.enforce_limits = true;
+  s.qos = {SlurmQos{1, "normal", {}, {}, {}, {}, {}}, SlurmQos{2, "gpu8", {8, -1}, {}, {}, {}, {}}};
+  s.assocs = {SlurmAssoc{1, 0, "", "root", "", 0, 0, {}, {}, {}}, SlurmAssoc{2, 1, "", "lab", "", 0, 2, {-1, 2}, {}, {}},
+              SlurmAssoc{3, 2, "alice", "lab", "", 1001, 0, {}, {}, {}},
+              SlurmAssoc{4, 1, "bob", "root", "", 1002, 1, {}, {}, {}}};
+  FreeGpus f;
+  publish_job_limits(s, f);
+  BOOST_TEST_REQUIRE(f.qos_limits.size() == 1u);
+  BOOST_TEST(f.qos_limits[0].first == "gpu8");
+  BOOST_TEST_REQUIRE(f.assoc_limits.size() == 1u);  // bob's association bounds nothing
+  BOOST_TEST(f.assoc_limits[0].uid == 1001u);
+  BOOST_TEST(f.assoc_limits[0].limit.nodes == 2);     // lab's MaxTRESPerJob=node=2
+  BOOST_TEST(f.assoc_limits[0].default_qos == "gpu8");  // inherited from lab
+  Submitter alice{1001, 1001, "lab", "", 0, false};
+  BOOST_TEST(f.refusal("a100", alice, 2, 8) == "");
+  BOOST_TEST(f.refusal("a100", alice, 4, 16) == "the association of account lab allows at most 2 nodes per job");
+  BOOST_TEST(f.refusal("a100", alice, 2, 16) == "QOS gpu8 allows at most 8 GPUs per job");
+  alice.qos = "normal";  // named: not the default
+  BOOST_TEST(f.refusal("a100", alice, 2, 16) == "");
+  s.enforce_limits = false;
+  FreeGpus none;
+  publish_job_limits(s, none);
+  BOOST_TEST(none.qos_limits.empty());
+  BOOST_TEST(none.assoc_limits.empty());
 }

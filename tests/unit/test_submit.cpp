@@ -84,9 +84,17 @@ BOOST_AUTO_TEST_CASE(free_gpus_text_round_trip_and_bounds) {
   // Version 2: who each partition lets in.
   f.access = {{"a100", true, 2, 3600, {"lab", "ml"}, {}, {}, {"scavenger"}, true, {100}, {1001, 1002}},
               {"v100", false, 0, 0, {}, {"banned"}, {"normal"}, {}, false, {}, {}}};
+  f.qos_limits = {{"gpu8", {8, -1}}};
+  f.assoc_limits = {{1001, "lab", "", {-1, 2}, "gpu8"}, {1002, "ml", "a100", {4, -1}, ""}};
   auto v2 = parse_free_gpus(to_text(f), "r");
   BOOST_TEST_REQUIRE(v2.ok(), why(v2));
   BOOST_TEST((v2->access == f.access));
+  BOOST_TEST((v2->qos_limits == f.qos_limits));
+  BOOST_TEST((v2->assoc_limits == f.assoc_limits));
+  BOOST_TEST(bad("crius-free-gpus 2\ntime 5\ninterval_s 60\nqos a gpus=x nodes=1\n") ==
+             "F:4: qos: expected gpus=N nodes=N, got 'gpus=x nodes=1'");
+  f.qos_limits.clear();
+  f.assoc_limits.clear();
   BOOST_TEST(bad("crius-free-gpus 2\ntime 5\ninterval_s 60\naccess a up=1\n") == "F:4: unknown line 'access a up=1'");
   BOOST_TEST(bad("crius-free-gpus 2\ntime 5\ninterval_s 60\naccess a up=1 max_nodes=0 max_time_s=0 allow_accounts= "
                  "deny_accounts= allow_qos= deny_qos= groups=2 allow_gids= allow_uids=\n")
@@ -97,18 +105,18 @@ BOOST_AUTO_TEST_CASE(free_gpus_text_round_trip_and_bounds) {
   // Who is let in.
   Submitter alice{1001, 50, "lab", "normal", 0, false}, bob{2000, 100, "", "", 0, false},
       eve{3000, 3000, "other", "", 0, false}, root{0, 0, "other", "", 0, true};
-  BOOST_TEST(f.refusal("a100", alice, 2) == "");
-  BOOST_TEST(f.refusal("a100", alice, 3) == "partition a100 takes jobs of at most 2 nodes");
-  BOOST_TEST(f.refusal("a100", bob, 1) == "");  // no account named: Slurm's to check; gid 100 is allowed
-  BOOST_TEST(f.refusal("a100", eve, 1) == "account other is not in the AllowAccounts of partition a100");
+  BOOST_TEST(f.refusal("a100", alice, 2, 8) == "");
+  BOOST_TEST(f.refusal("a100", alice, 3, 8) == "partition a100 takes jobs of at most 2 nodes");
+  BOOST_TEST(f.refusal("a100", bob, 1, 8) == "");  // no account named: Slurm's to check; gid 100 is allowed
+  BOOST_TEST(f.refusal("a100", eve, 1, 8) == "account other is not in the AllowAccounts of partition a100");
   eve.account = "lab";
-  BOOST_TEST(f.refusal("a100", eve, 1) == "the user is in none of the AllowGroups of partition a100");
+  BOOST_TEST(f.refusal("a100", eve, 1, 8) == "the user is in none of the AllowGroups of partition a100");
   root.account = "lab";
-  BOOST_TEST(f.refusal("a100", root, 1) == "");
+  BOOST_TEST(f.refusal("a100", root, 1, 8) == "");
   alice.time_limit_s = 7200;
-  BOOST_TEST(f.refusal("a100", alice, 1) == "the job's time limit is over the MaxTime of partition a100");
-  BOOST_TEST(f.refusal("v100", bob, 1) == "partition v100 is not up");
-  BOOST_TEST(f.refusal("h100", eve, 9) == "");  // nothing known of it
+  BOOST_TEST(f.refusal("a100", alice, 1, 8) == "the job's time limit is over the MaxTime of partition a100");
+  BOOST_TEST(f.refusal("v100", bob, 1, 8) == "partition v100 is not up");
+  BOOST_TEST(f.refusal("h100", eve, 9, 8) == "");  // nothing known of it
 }
 
 BOOST_AUTO_TEST_CASE(free_gpus_fit_and_take_best_fit) {
