@@ -52,11 +52,6 @@ cd "$TEST_TMP"
 export PATH="$B/bin:$PATH"
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done' EXIT
-wait_state() { # ID STATE [seconds]
-  for _ in $(seq $((${3:-30} * 5))); do
-    [ "$(job_field "$1" JobState)" = "$2" ] && return 0; sleep 0.2; done
-  fail "job $1 not $2 after ${3:-30}s: $(scontrol show job "$1" | head -n 4)"
-}
 settings() { scontrol show job "$1" | tr ' ' '\n' | grep -E '^(JobState|Partition|TresPerNode|Features|NumNodes|AdminComment|Priority|Restarts)='; }
 crius=(--crius-model=bert__1.3B --crius-global-batch=256)
 # Long jobs in the smallest Cell (one GPU): idle GPUs give criusd a reason to move them.

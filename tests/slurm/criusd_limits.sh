@@ -22,42 +22,13 @@ plugin_preflight
 for c in mariadbd slurmdbd sacctmgr; do command -v $c >/dev/null || { echo "$c not installed (scripts/install-deps)"; exit 77; }; done
 
 conf=$TEST_TMP/crius.toml
-cat >"$conf" <<EOF2
-gpus = "$TOP/etc/crius/gpus.toml"
-models = "$TOP/etc/crius/models.toml"
-[[partition]]
-name = "a100"
-gpu = "a100"
-nodes = 2
-gpus_per_node = 8
-intra_node_bw_gbs = 300.0
-inter_node_bw_gbs = 25.0
-inter_node_latency_us = 5.0
-[[partition]]
-name = "v100"
-gpu = "v100"
-nodes = 1
-gpus_per_node = 8
-intra_node_bw_gbs = 150.0
-inter_node_bw_gbs = 12.5
-inter_node_latency_us = 5.0
-[criusd]
-interval_s = 1
-checkpoint_grace_s = 2
-min_runtime_s = 0
-lock_file = "$TEST_TMP/criusd.lock"
-EOF2
+crius_conf a100:2x8,v100:1x8 >"$conf"
 
 cat >"$TEST_TMP/inner.sh" <<'INNER'
 #!/usr/bin/env bash
 set -u
 . "$TOP/tests/slurm/plugin_lib.bash"
 cd "$TEST_TMP"
-wait_state() { # ID STATE [seconds]
-  for _ in $(seq $((${3:-30} * 5))); do
-    [ "$(job_field "$1" JobState)" = "$2" ] && return 0; sleep 0.2; done
-  fail "job $1 not $2 after ${3:-30}s: $(scontrol show job "$1" | head -n 4)"
-}
 gpus_of() { # ID: GPUs of the job's Cell (nodes x GPUs per node)
   echo $(( $(job_field "$1" NumNodes | cut -d- -f1) * $(job_field "$1" TresPerNode | sed 's/.*://') ))
 }

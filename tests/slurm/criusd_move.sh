@@ -47,11 +47,6 @@ cat >"$TEST_TMP/inner.sh" <<'INNER'
 set -u
 . "$TOP/tests/slurm/plugin_lib.bash"
 cd "$TEST_TMP"
-wait_state() { # ID STATE [seconds]
-  for _ in $(seq $((${3:-30} * 5))); do
-    [ "$(job_field "$1" JobState)" = "$2" ] && return 0; sleep 0.2; done
-  fail "job $1 not $2 after ${3:-30}s: $(scontrol show job "$1" | head -n 4)"
-}
 settings() { scontrol show job "$1" | tr ' ' '\n' | grep -E '^(Partition|TresPerNode|Features|NumNodes|AdminComment|Comment|Priority)='; }
 
 blocker=$(sbatch --parsable -p a100 -N1 --gres=gpu:a100:8 -o /dev/null --wrap 'sleep 300') || fail "plain sbatch"

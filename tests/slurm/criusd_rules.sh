@@ -16,32 +16,7 @@ plugin_preflight
 [ -x "$B/sbin/criusd" ] || fail "$B/sbin/criusd not built"
 
 conf=$TEST_TMP/crius.toml
-cat >"$conf" <<EOF2
-gpus = "$TOP/etc/crius/gpus.toml"
-models = "$TOP/etc/crius/models.toml"
-[[partition]]
-name = "a100"
-gpu = "a100"
-nodes = 1
-gpus_per_node = 8
-intra_node_bw_gbs = 300.0
-inter_node_bw_gbs = 25.0
-inter_node_latency_us = 5.0
-[[partition]]
-name = "v100"
-gpu = "v100"
-nodes = 2
-gpus_per_node = 8
-intra_node_bw_gbs = 150.0
-inter_node_bw_gbs = 12.5
-inter_node_latency_us = 5.0
-[criusd]
-interval_s = 1
-checkpoint_grace_s = 2
-min_runtime_s = 0
-max_moves_per_round = 1
-lock_file = "$TEST_TMP/criusd.lock"
-EOF2
+crius_conf a100:1x8,v100:2x8 "max_moves_per_round = 1" >"$conf"
 
 cat >"$TEST_TMP/inner.sh" <<'INNER'
 #!/usr/bin/env bash
@@ -50,11 +25,6 @@ set -u
 cd "$TEST_TMP"
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done' EXIT
-wait_state() { # ID STATE [seconds]
-  for _ in $(seq $((${3:-30} * 5))); do
-    [ "$(job_field "$1" JobState)" = "$2" ] && return 0; sleep 0.2; done
-  fail "job $1 not $2 after ${3:-30}s: $(scontrol show job "$1" | head -n 4)"
-}
 crius=(--crius-model=bert__1.3B --crius-global-batch=256 --crius-max-gpus=8 --crius-iters=100000)
 cat >loop.sh <<'J'
 #!/bin/bash

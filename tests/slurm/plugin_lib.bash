@@ -15,6 +15,29 @@ plugin_lab_run() {
 }
 # job_field ID NAME: one field of `scontrol show job`
 job_field() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1; }
+# wait_state ID STATE [seconds]: until the job is in STATE (default 30 s, then fail)
+wait_state() {
+  for _ in $(seq $((${3:-30} * 5))); do
+    [ "$(job_field "$1" JobState)" = "$2" ] && return 0; sleep 0.2; done
+  fail "job $1 not $2 after ${3:-30}s: $(scontrol show job "$1" | head -n 4)"
+}
+# crius_conf SPEC [LINE...]: a crius.toml, on standard output, for a lab of SPEC
+# (TYPE:NODESxGPUS,...; a100 and v100 with their NVLink and a modest network, others PCIe-like),
+# with a [criusd] table for tests (1 s rounds, 2 s grace, no minimum run time, the lock in
+# TEST_TMP) and LINEs added to it.
+crius_conf() {
+  local spec=$1 part t nodes gpn intra inter; shift
+  echo "gpus = \"$TOP/etc/crius/gpus.toml\""
+  echo "models = \"$TOP/etc/crius/models.toml\""
+  for part in ${spec//,/ }; do
+    t=${part%%:*} nodes=${part#*:}; gpn=${nodes#*x}; nodes=${nodes%x*}
+    case $t in a100) intra=300.0 inter=25.0 ;; v100) intra=150.0 inter=12.5 ;; *) intra=32.0 inter=12.5 ;; esac
+    printf '[[partition]]\nname = "%s"\ngpu = "%s"\nnodes = %d\ngpus_per_node = %d\n' "$t" "$t" "$nodes" "$gpn"
+    printf 'intra_node_bw_gbs = %s\ninter_node_bw_gbs = %s\ninter_node_latency_us = 5.0\n' "$intra" "$inter"
+  done
+  printf '[criusd]\ninterval_s = 1\ncheckpoint_grace_s = 2\nmin_runtime_s = 0\nlock_file = "%s/criusd.lock"\n' "$TEST_TMP"
+  printf '%s\n' "$@"
+}
 fail() { echo "FAIL: $*"; exit 1; }
 # sbatch_wait SBATCH-ARGS...: like `sbatch --parsable -W` (prints the job id, fails if the
 # job fails) but polls every 0.1 s instead of sbatch -W's slower interval.
