@@ -142,6 +142,7 @@ int main(int argc, char** argv) {
     // job; the job's environment does not): crius(7).
     std::optional<job::Record> rec;
     if (auto job_id = env("SLURM_JOB_ID")) {
+      slurm::init_slurm_client();
       auto r = slurm::load_job_record(*job_id);
       if (r) rec = std::move(*r);
       else if (env("CRIUS_PLAN_JSON"))
@@ -311,6 +312,7 @@ int main(int argc, char** argv) {
       progress_interval = *d;
     }
     const auto id = static_cast<std::uint32_t>(*util::to_int(*job_id));
+    slurm::init_slurm_client();
     sink = [id, warned = false](const job::Progress& p) mutable {
       auto r = slurm::report_progress(id, p);
       if (!r && !warned) {

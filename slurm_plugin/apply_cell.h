@@ -14,6 +14,7 @@ extern "C" {
 }
 
 #include "estimator/plan.h"
+#include "slurm_plugin/slurm_compat.h"
 
 namespace crius::slurm {
 
@@ -26,7 +27,7 @@ void apply_cell(job_desc_msg_t* d, const estimator::Cell& c, std::uint16_t cpus_
   set(&d->partition, c.partition);
   // Untyped GPUs plus a node feature naming the type: Slurm 22.05 cannot change a pending
   // job's typed GRES, but it can change its features, so criusd can move it to another type.
-  set(&d->tres_per_node, "gres:gpu:" + std::to_string(c.gpus_per_node));
+  set(&d->tres_per_node, compat::gpus_per_node_tres(c.gpus_per_node));
   set(&d->features, c.gpu);
   d->min_nodes = d->max_nodes = static_cast<std::uint32_t>(c.nodes);
   d->num_tasks = static_cast<std::uint32_t>(c.gpus());
@@ -52,7 +53,7 @@ inline std::optional<TresRequest> split_tres(const char* tres) {
     const std::string_view item = rest.substr(0, comma);
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     if (item.empty()) continue;
-    // "gres:gpu..." (22.05's clients), "gres/gpu..." (the TRES name), "gpu..." (either bare).
+    // "gres:gpu..." (22.05's clients), "gres/gpu..." (24.11's, and the TRES name), "gpu..." (bare).
     std::string_view name = item;
     for (std::string_view prefix : {"gres:", "gres/"})
       if (name.substr(0, prefix.size()) == prefix) name.remove_prefix(prefix.size());

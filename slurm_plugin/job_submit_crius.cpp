@@ -346,7 +346,25 @@ extern "C" void fini(void) {
   g_state = nullptr;
 }
 
+// job_submit leaves errno as it found it.
+struct KeepErrno {
+  int saved = errno;
+  ~KeepErrno() { errno = saved; }
+};
+
+// job_modify leaves errno at 0. slurmctld 24.11 takes errno as the error of an update that
+// changes a job's partition when the job has no association (accounting_storage/none):
+// _update_job reads it after _retrieve_new_assoc, which returns NULL there without setting it
+// (src/slurmctld/job_mgr.c; the same code in 22.05 and in Slurm's master of August 2026). In
+// 22.05 each RPC had a fresh thread, so errno was 0; 24.11 reuses its RPC threads, and the
+// value a thread's last call left failed such updates at random ("Resource temporarily
+// unavailable"), criusd's moves included. job_modify runs just before, in the same thread.
+struct ClearErrno {
+  ~ClearErrno() { errno = 0; }
+};
+
 extern "C" int job_submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
+  const KeepErrno keep_errno;
   if (!job_desc) return SLURM_SUCCESS;
   // Jobs without crius options: one scan of a short array, nothing else.
   if (!crius::slurm::has_request(job_desc->spank_job_env, job_desc->spank_job_env_size)) return SLURM_SUCCESS;
@@ -400,6 +418,7 @@ int modify(job_desc_msg_t* job_desc, struct job_record* job_ptr, uint32_t submit
 #if CRIUS_JOB_MODIFY_HAS_ERR_MSG
 extern "C" int job_modify(job_desc_msg_t* job_desc, struct job_record* job_ptr, uint32_t submit_uid,
                           char** err_msg) {
+  const ClearErrno clear_errno;
   try {
     return modify(job_desc, job_ptr, submit_uid, err_msg);
   } catch (...) {
@@ -408,6 +427,7 @@ extern "C" int job_modify(job_desc_msg_t* job_desc, struct job_record* job_ptr, 
 }
 #else
 extern "C" int job_modify(job_desc_msg_t* job_desc, struct job_record* job_ptr, uint32_t submit_uid) {
+  const ClearErrno clear_errno;
   try {
     return modify(job_desc, job_ptr, submit_uid, nullptr);
   } catch (...) {

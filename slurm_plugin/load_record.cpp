@@ -12,6 +12,11 @@ extern "C" {
 
 namespace crius::slurm {
 
+void init_slurm_client() {
+  static const bool initialised = (slurm_init(nullptr), true);
+  (void)initialised;
+}
+
 Result<std::optional<job::Record>> load_job_record(std::uint32_t id) {
   job_info_msg_t* msg = nullptr;
   if (slurm_load_job(&msg, id, SHOW_DETAIL) != SLURM_SUCCESS)

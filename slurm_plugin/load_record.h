@@ -19,4 +19,9 @@ Result<std::optional<job::Record>> load_job_record(std::uint32_t job_id);
 // The same for a job id given as text (SLURM_JOB_ID).
 Result<std::optional<job::Record>> load_job_record(const std::string& job_id);
 
+// For a program that links libslurm (crius-launch), before its first libslurm call, once:
+// since 24.11 the calls need slurm_init() (its hash and auth plugins); 22.05 started them on
+// first use. Never from a plugin: srun and slurmctld have done it.
+void init_slurm_client();
+
 }  // namespace crius::slurm

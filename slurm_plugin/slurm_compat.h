@@ -4,12 +4,53 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #ifndef SLURM_VERSION_NUM
 #error "include <slurm/slurm.h> first"
 #endif
 
+// libslurm exports job_state_string() and the pending reasons' names (src/common/slurm_xlator.h)
+// without declaring them in slurm.h. job_reason_string() became job_state_reason_string() in 24.05
+// (src/common/job_state_reason.c); the names themselves ("JobHeldUser", "Dependency") did not change.
+extern "C" {
+char* slurm_job_state_string(uint32_t inx);
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 5, 0)
+const char* slurm_job_state_reason_string(enum job_state_reason inx);
+#else
+char* slurm_job_reason_string(enum job_state_reason inx);
+#endif
+}
+
 namespace crius::slurm::compat {
+
+// A job's GPUs per node in tres_per_node: "gres:gpu:N" up to 23.02, whose GRES parser looks for
+// "gres:" (src/common/gres.c, _get_next_gres); "gres/gpu:N" from 23.11, whose parser looks for
+// "gres" and skips only a '/' (src/interfaces/gres.c -> slurm_get_next_tres in
+// src/common/slurm_protocol_defs.c), so 24.11 refuses "gres:gpu:N" as an invalid TRES.
+inline std::string gpus_per_node_tres(int gpus_per_node) {
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0)
+  return "gres/gpu:" + std::to_string(gpus_per_node);
+#else
+  return "gres:gpu:" + std::to_string(gpus_per_node);
+#endif
+}
+
+inline const char* job_reason_name(uint32_t reason) {
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 5, 0)
+  return slurm_job_state_reason_string(static_cast<enum job_state_reason>(reason));
+#else
+  return slurm_job_reason_string(static_cast<enum job_state_reason>(reason));
+#endif
+}
+
+// Renamed without a macro to test, so the code holds these with `auto*` and names neither:
+// - hostlist_t: `struct hostlist*` until 23.02, `struct hostlist` since 23.11 (slurm/slurm.h);
+//   slurm_hostlist_create() returns a pointer in both.
+// - List and ListIterator (pointer types) are gone in 24.11; list_t and list_itr_t (the
+//   structs) exist from 23.02 (slurm/slurm.h).
+// - slurm_get_errno() is gone in 24.11 (src/common/slurm_errno.c); it only returned errno,
+//   which libslurm sets in every release.
 
 // job_submit plugins' job_modify() gained `char** err_msg` (a message for the user) in 23.02
 // (src/slurmctld/job_submit.c, slurm_submit_ops_t.modify).

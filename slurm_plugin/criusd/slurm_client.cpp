@@ -21,10 +21,8 @@ extern "C" {
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 #include <slurm/slurmdb.h>
-// Exported by libslurm in 22.05 but not declared in slurm.h.
-char* slurm_job_state_string(uint32_t inx);
-char* slurm_job_reason_string(enum job_state_reason inx);
 }
+#include "slurm_plugin/slurm_compat.h"
 
 namespace crius::slurm {
 namespace {
@@ -90,7 +88,7 @@ void read_limits(Snapshot& snap, const std::function<std::string(uint32_t)>& use
     if (std::strcmp(msg->tres_names[i], "node") == 0) pos.node = static_cast<int>(i);
   }
   if (msg->assoc_list) {
-    ListIterator it = slurm_list_iterator_create(msg->assoc_list);
+    auto* it = slurm_list_iterator_create(msg->assoc_list);
     while (auto* a = static_cast<slurmdb_assoc_rec_t*>(slurm_list_next(it))) {
       SlurmAssoc assoc;
       assoc.id = a->id;
@@ -108,7 +106,7 @@ void read_limits(Snapshot& snap, const std::function<std::string(uint32_t)>& use
     slurm_list_iterator_destroy(it);
   }
   if (msg->qos_list) {
-    ListIterator it = slurm_list_iterator_create(msg->qos_list);
+    auto* it = slurm_list_iterator_create(msg->qos_list);
     while (auto* q = static_cast<slurmdb_qos_rec_t*>(slurm_list_next(it))) {
       SlurmQos qos;
       qos.id = q->id;
@@ -119,7 +117,7 @@ void read_limits(Snapshot& snap, const std::function<std::string(uint32_t)>& use
       if (q->usage) {
         qos.used = pos.of(q->usage->grp_used_tres);
         if (q->usage->user_limit_list) {
-          ListIterator u = slurm_list_iterator_create(q->usage->user_limit_list);
+          auto* u = slurm_list_iterator_create(q->usage->user_limit_list);
           while (auto* used = static_cast<slurmdb_used_limits_t*>(slurm_list_next(u)))
             qos.used_by_user[user_of(used->uid)] = pos.of(used->tres);
           slurm_list_iterator_destroy(u);
@@ -130,7 +128,7 @@ void read_limits(Snapshot& snap, const std::function<std::string(uint32_t)>& use
     slurm_list_iterator_destroy(it);
   }
   if (msg->user_list) {
-    ListIterator it = slurm_list_iterator_create(msg->user_list);
+    auto* it = slurm_list_iterator_create(msg->user_list);
     while (auto* u = static_cast<slurmdb_user_rec_t*>(slurm_list_next(it)))
       if (u->default_acct && u->uid != NO_VAL) snap.default_accounts[u->uid] = u->default_acct;
     slurm_list_iterator_destroy(it);
@@ -190,7 +188,7 @@ bool held_by_requeue(const slurm_job_info_t& j) {
 std::vector<std::string> expand_hostlist(const char* expr) {
   std::vector<std::string> out;
   if (!expr || !*expr) return out;
-  hostlist_t hl = slurm_hostlist_create(expr);
+  auto* hl = slurm_hostlist_create(expr);  // hostlist_t differs by release (slurm_compat.h)
   if (!hl) return out;
   while (char* h = slurm_hostlist_shift(hl)) {
     out.emplace_back(h);
@@ -312,7 +310,8 @@ Result<Snapshot> SlurmClient::snapshot() {
     job.restarts = j.restart_cnt;
     job.cpus_per_task = j.cpus_per_task == NO_VAL16 || j.cpus_per_task == 0 ? 1 : j.cpus_per_task;
     job.priority = j.priority;
-    job.reason = str(slurm_job_reason_string(static_cast<enum job_state_reason>(j.state_reason)));
+    // The enum's name ("JobHeldUser", "Dependency"), not English text: the same in every release.
+    job.reason = str(compat::job_reason_name(j.state_reason));
     job.begin_time = j.state_reason == WAIT_TIME ? j.start_time : 0;  // --begin in the future
     job.eligible_time = j.eligible_time;
     job.reservation = str(j.resv_name);

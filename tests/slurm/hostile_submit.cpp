@@ -6,6 +6,7 @@
 //   "\e" an ESC). Each submission is held (priority 0) and printed as one line:
 //   "rc=<errno> job=<id> seconds=<wall> msg=<the job_submit message, escaped>"
 // Exit status: 0 (whatever slurmctld answered), 2 usage error.
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -86,7 +87,7 @@ int main(int argc, char** argv) {
     auto t0 = std::chrono::steady_clock::now();
     int rc = slurm_submit_batch_job(&d, &resp);
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    int err = rc == SLURM_SUCCESS ? 0 : slurm_get_errno();
+    int err = rc == SLURM_SUCCESS ? 0 : errno;  // libslurm sets errno (slurm_get_errno is gone in 24.11)
     std::printf("rc=%d job=%u seconds=%.4f msg=%s%s\n", err, resp ? resp->job_id : 0, s,
                 resp && resp->job_submit_user_msg ? escape(resp->job_submit_user_msg).c_str() : "",
                 err ? (" error=" + escape(slurm_strerror(err))).c_str() : "");

@@ -4,9 +4,21 @@
 plugin_preflight() {
   command -v slurmctld >/dev/null || { echo "slurmctld not installed"; exit 77; }
   [ -z "${SANITIZE:-}" ] || { echo "plugins built with -fsanitize cannot be loaded into slurmctld"; exit 77; }
+  # configure --with-slurm=DIR for another release (a staged upgrade): Slurm would refuse to load them
+  local built running
+  built=$(sed -n 's/^SLURM_VERSION = //p' "$TOP/config.mk" 2>/dev/null)
+  running=$(slurmctld -V 2>/dev/null | awk '{print $2}')
+  [ -z "$built" ] || [ "$built" = "$running" ] ||
+    { echo "plugins built for Slurm $built, this machine runs $running (configure --with-slurm)"; exit 77; }
   for so in job_submit_crius.so spank_crius.so; do
     [ -f "$B/plugins/$so" ] || { echo "FAIL: $B/plugins/$so not built (make B=$B)"; exit 1; }
   done
+}
+# A job's GPUs as scontrol shows its TresPerNode: "gres:gpu:N" up to Slurm 23.02, "gres/gpu:N"
+# from 23.11 (slurm_plugin/slurm_compat.h, gpus_per_node_tres).
+tres_gpu() {
+  local v; v=$(slurmctld -V 2>/dev/null | awk '{print $2}')
+  if printf '%s\n' 23.11 "$v" | sort -V -C; then echo "gres/gpu:$1"; else echo "gres:gpu:$1"; fi
 }
 plugin_lab_run() {
   local spec=$1 conf=$2 inner=$3; shift 3

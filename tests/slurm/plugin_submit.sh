@@ -26,7 +26,7 @@ check_job() {
   grep -q "^node=$gpu-[0-9]* part=$gpu nodes=$n ntasks=$((n * g)) gpus=$(seq -s, 0 $((g - 1)))\$" "$out" ||
     fail "job $id: allocation does not match CRIUS_CELL=$cell: $(head -n1 "$out")"
   [ "$(job_field "$id" Features)" = "$gpu" ] || fail "job $id: Features=$(job_field "$id" Features), want $gpu"
-  [ "$(job_field "$id" TresPerNode)" = "gres:gpu:$g" ] || fail "job $id: TresPerNode=$(job_field "$id" TresPerNode)"
+  [ "$(job_field "$id" TresPerNode)" = "$(tres_gpu "$g")" ] || fail "job $id: TresPerNode=$(job_field "$id" TresPerNode)"
   scontrol show job "$id" |
     grep -qF "\"cell\":{\"gpu\":\"$gpu\",\"gpus_per_node\":$g,\"nodes\":$n,\"partition\":\"$gpu\",\"stages\":$s}" ||
     fail "job $id: AdminComment does not record $cell: $(scontrol show job "$id" | grep AdminComment)"
@@ -95,7 +95,7 @@ grep -Eq '^a100-[12] a100 0,1,2,3 a100:1x4:[0-9]+$' s7.out || fail "salloc: unex
 
 # 6. a job without crius options is untouched
 id=$(sbatch_wait -o s8.out -p a100 -N1 --gres=gpu:a100:2 job.sh) || fail "plain sbatch"
-[ "$(job_field "$id" TresPerNode)" = "gres:gpu:a100:2" ] || fail "plain job: TresPerNode=$(job_field "$id" TresPerNode)"
+[ "$(job_field "$id" TresPerNode)" = "$(tres_gpu a100:2)" ] || fail "plain job: TresPerNode=$(job_field "$id" TresPerNode)"
 [ "$(job_field "$id" Features)" = "(null)" ] || fail "plain job: Features changed to $(job_field "$id" Features)"
 ! scontrol show job "$id" | grep -q 'AdminComment=' || fail "plain job: AdminComment set"
 ! grep -q '^CRIUS_CELL' s8.out || fail "plain job got CRIUS_CELL"
