@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "common/util.h"
 #include "job/progress.h"
@@ -342,7 +343,16 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   // Crius jobs: the ones the policy may place or move, the others with the reason why not.
   std::vector<sch::Job> jobs;
   std::vector<std::pair<const SlurmJob*, job::Record>> crius_jobs;  // same order as `jobs`
-  for (const auto& sj : snap.jobs) {
+  // In job id order (a task by its array's id), Slurm's last tie-break in its queue order: the
+  // scheduler core breaks ties of priority and submission time by this order too.
+  std::vector<const SlurmJob*> by_id;
+  for (const auto& sj : snap.jobs) by_id.push_back(&sj);
+  auto order_id = [](const SlurmJob& j) { return j.array_task_id ? j.array_job_id : j.id; };
+  std::stable_sort(by_id.begin(), by_id.end(), [&](const SlurmJob* a, const SlurmJob* b) {
+    return std::tuple(order_id(*a), a->array_task_id.value_or(0)) < std::tuple(order_id(*b), b->array_task_id.value_or(0));
+  });
+  for (const SlurmJob* sjp : by_id) {
+    const SlurmJob& sj = *sjp;
     if (!is_active(sj.state)) {
       if (auto a = requeue_after_checkpoint_exit(sj)) {
         promise(*a->nodes, a->to.gpus_per_node, {});
@@ -614,17 +624,24 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   }
 
   // Opportunistic, as the policy means it: a running job that started while a job ahead of it
-  // in Slurm's order (higher priority, or equal and submitted earlier) was waiting, and that job
-  // still waits; the blocked job may take its GPUs back. Read off Slurm's state every round, so
-  // criusd keeps nothing between rounds and Slurm's own backfill starts count too.
-  auto ahead = [](const sch::Job& a, const sch::Job& b) {
-    return a.priority > b.priority || (a.priority == b.priority && a.submit_time < b.submit_time);
+  // in Slurm's order (higher priority; equal and submitted earlier; equal in the same second
+  // and a lower job id, the array's for a task: sort_job_queue2 in src/slurmctld/job_scheduler.c)
+  // was waiting, and that job still waits; the blocked job may take its GPUs back. Read off
+  // Slurm's state every round, so criusd keeps nothing between rounds and Slurm's own backfill
+  // starts count too. (Equal priorities are common: 24.11's default priority/multifactor with
+  // no weights gives every job 1.)
+  auto ahead = [&](std::size_t a, std::size_t b) {
+    const sch::Job &x = jobs[a], &y = jobs[b];
+    if (x.priority != y.priority) return x.priority > y.priority;
+    if (x.submit_time != y.submit_time) return x.submit_time < y.submit_time;
+    return order_id(*crius_jobs[a].first) < order_id(*crius_jobs[b].first);
   };
-  for (sch::Job& r : jobs) {
-    if (r.state != sch::JobState::running) continue;
-    for (const sch::Job& p : jobs)
-      if (p.state == sch::JobState::pending && ahead(p, r) && p.submit_time <= r.first_start) {  // whole seconds: the same second counts
-        r.opportunistic = true;
+  for (std::size_t r = 0; r < jobs.size(); ++r) {
+    if (jobs[r].state != sch::JobState::running) continue;
+    for (std::size_t p = 0; p < jobs.size(); ++p)
+      if (jobs[p].state == sch::JobState::pending && ahead(p, r) &&
+          jobs[p].submit_time <= jobs[r].first_start) {  // whole seconds: the same second counts
+        jobs[r].opportunistic = true;
         break;
       }
   }

@@ -48,7 +48,8 @@ if [ "$(job_field "${arr}_0" JobId)" = "$arr" ]; then t0=${arr}_0 t1=${arr}_1; e
 [ "$(job_field "$t0" Partition)" = v100 ] && [ "$(job_field "$t1" Partition)" = v100 ] ||
   fail "test premise: both tasks should run on v100: $(squeue -r -o '%i %P %T')"
 id1=$(job_field "$t1" JobId)
-scontrol update jobid="$t1" priority=1 || fail "priority of $t1"  # the policy moves $t0 first
+# the policy moves $t0 first (set both: 24.11's default priority/multifactor gives every job 1)
+scontrol update jobid="$t0" priority=3 && scontrol update jobid="$t1" priority=2 || fail "priorities of $t0 and $t1"
 scancel "$block"
 criusd 2>move.err & pids+=($!)
 for _ in $(seq 300); do

@@ -763,6 +763,38 @@ BOOST_FIXTURE_TEST_CASE(waiting_counts_from_the_eligible_time, Fixture) {
   BOOST_TEST(decide(0).empty());
 }
 
+// Slurm's queue order breaks ties of priority and submission second by job id (sort_job_queue2):
+// a job submitted in the same second as a movable one, with a lower id and the same priority
+// (24.11's default priority/multifactor gives every job 1), is ahead of it; the movable job
+// that started while it waited gives its GPUs back. With the ids the other way round it keeps them.
+BOOST_FIXTURE_TEST_CASE(ties_of_priority_and_second_go_by_job_id, Fixture) {
+  auto decide = [&](std::uint32_t pending_id, std::uint32_t running_id) {
+    job::Record movable = make_record("a100:2x8:1", "a100");
+    movable.request.iters = 100000;
+    movable.request.movable = true;
+    SlurmJob r = slurm_job(running_id, "RUNNING", job::to_text(movable), {"a100-1", "a100-2"});
+    SlurmJob p = slurm_job(pending_id, "PENDING", record("a100:2x8:1", "a100"));
+    r.submit_time = p.submit_time = r.eligible_time = p.eligible_time = 2000;
+    r.start_time = 2000;
+    r.priority = p.priority = 1;
+    Snapshot s;
+    s.now = 5000;
+    s.nodes = {node("a100-1", "a100", 8), node("a100-2", "a100", 8), node("v100-1", "v100", 8),
+               node("v100-2", "v100", 8)};
+    s.jobs = {r, p};
+    ControllerOptions o;
+    o.min_runtime_s = 0;
+    Controller c(*cluster, o);
+    auto round = c.decide(s);
+    BOOST_TEST_REQUIRE(round.ok(), why(round));
+    return round->actions;
+  };
+  auto taken = decide(1, 2);
+  BOOST_TEST_REQUIRE(!taken.empty());
+  BOOST_TEST(taken[0].job == 2u);
+  BOOST_TEST(decide(2, 1).empty());
+}
+
 // Each task of a job array is its own job to criusd, addressed as "ARRAY_TASK"; pending tasks
 // Slurm has not split, hetjob components and a job Slurm requeued that did not opt in to moves
 // are left as they are.
