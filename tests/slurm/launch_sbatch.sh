@@ -15,7 +15,7 @@ set -u
 export PATH="$B/bin:\$PATH"
 # The fake nodes share one host: Open MPI's shared-memory transport (vader) would
 # mix the two "nodes'" segments and crash, so ranks talk over TCP here.
-export OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1
+export OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 echo "nodes=\$SLURM_JOB_NODELIST"
 crius-launch --dry-run
 crius-launch -- "$B/tests/mpi/crius-rankinfo" >"$TEST_TMP/ranks.out" || exit 11
