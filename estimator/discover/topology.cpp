@@ -365,7 +365,7 @@ void read_nics(hwloc_topology_t t, Topology& topo) {
 
 }  // namespace
 
-Result<void> check_xml_file(const std::string& path) {
+Result<XmlFormat> check_xml_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(path + ": cannot open: " + std::strerror(errno));
   std::string head(8192, '\0');
@@ -381,27 +381,24 @@ Result<void> check_xml_file(const std::string& path) {
     return make_error(path + ": XML without a <topology> root element: not an hwloc topology export");
   std::string attrs = m[1].str();
   static const std::regex version(R"(version\s*=\s*["'](\d+)\.(\d+)["'])");
+  XmlFormat format;
   std::smatch v;
   if (std::regex_search(attrs, v, version)) {
-    int major = std::stoi(v[1].str());
-    if (major > 2) {
-      // Line of the <topology> element, for the message.
-      size_t line = 1 + static_cast<size_t>(std::count(head.begin(), head.begin() + m.position(0), '\n'));
-      return make_error(path + ":" + std::to_string(line) + ": hwloc XML format " + v[1].str() + "." +
-                        v[2].str() + " (written by hwloc >= 3.0); this crius-discover uses hwloc " +
-                        HWLOC_VERSION + ", which reads formats 1.x and 2.x only. Re-export it on the node with "
-                        "`lstopo --of xml --export-xml-flags v2 FILE` (hwloc 3.x) or with any hwloc 2.x lstopo");
-    }
+    format.major = std::stoi(v[1].str());
+    format.minor = std::stoi(v[2].str());
   }
-  return {};
+  format.line = 1 + static_cast<size_t>(std::count(head.begin(), head.begin() + m.position(0), '\n'));
+  return format;
 }
 
 Result<Topology> read_topology(const std::string& xml_path, bool pci_gpus) {
   Topology topo;
   topo.source = xml_path.empty() ? "live" : xml_path;
+  XmlFormat format;
   if (!xml_path.empty()) {
     auto ok = check_xml_file(xml_path);
     if (!ok) return make_error(ok.error());
+    format = *ok;
     // hwloc's built-in parser: the same behaviour with or without libxml2 and
     // no parser chatter on stderr.
     setenv("HWLOC_LIBXML_IMPORT", "0", 1);
@@ -416,6 +413,13 @@ Result<Topology> read_topology(const std::string& xml_path, bool pci_gpus) {
     return make_error(xml_path + ": hwloc cannot use it as XML input: " + std::strerror(errno));
   if (hwloc_topology_load(raw) != 0) {
     if (xml_path.empty()) return make_error(std::string("hwloc cannot read this machine's topology: ") + std::strerror(errno));
+    // hwloc 3.x writes format 3.0, which hwloc 2.9 refuses and 2.12 reads.
+    if (format.major > 2)
+      return make_error(xml_path + ":" + std::to_string(format.line) + ": hwloc XML format " +
+                        std::to_string(format.major) + "." + std::to_string(format.minor) +
+                        " (written by hwloc >= 3.0), which this crius-discover's hwloc " HWLOC_VERSION
+                        " cannot import. Re-export it on the node with `lstopo --of xml --export-xml-flags v2 FILE`"
+                        " (hwloc 3.x) or with any hwloc 2.x lstopo");
     return make_error(xml_path + ": hwloc " HWLOC_VERSION " cannot import this XML (" + std::strerror(errno) +
                       "); run `HWLOC_XML_VERBOSE=1 lstopo -i " + xml_path + "` for hwloc's reason");
   }

@@ -92,10 +92,15 @@ struct Topology {
   std::vector<std::string> warnings;
 };
 
-// Checks an XML export before hwloc reads it: the file exists, is XML with a
-// <topology> root, and its format version is one hwloc 2.x reads (<= 2.x).
+// Checks an XML export before hwloc reads it: the file exists and is XML with a
+// <topology> root. Gives its format version (0.0 when it names none, hwloc 1.x) and the
+// line of the root element; whether hwloc reads the format is hwloc's to say.
 // Errors start with the file name.
-Result<void> check_xml_file(const std::string& path);
+struct XmlFormat {
+  int major = 0, minor = 0;
+  std::size_t line = 0;
+};
+Result<XmlFormat> check_xml_file(const std::string& path);
 
 // Reads the topology: `xml_path` empty = the live machine.  `pci_gpus` also
 // counts NVIDIA PCI display/3D controllers that have no GPU OS device (hwloc

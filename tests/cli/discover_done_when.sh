@@ -6,10 +6,10 @@ set -u
 cd "$TOP" || exit 1
 command -v jq >/dev/null || { echo "jq not installed"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
-is() { # description jq-filter json expected
+is() { # description jq-filter json expected (compared as JSON values: jq 1.7 prints 150.0 as written)
   local got
   got=$(jq -c "$2" <<<"$3") || fail "$1: jq failed"
-  [ "$got" = "$4" ] || fail "$1: got $got, expected $4"
+  jq -e --argjson want "$4" '. == $want' <<<"$got" >/dev/null || fail "$1: got $got, expected $4"
   echo "ok: $1 = $got"
 }
 d=$(crius-discover --xml tests/data/hwloc/nvidiaDGX2.xml --format json --gpus etc/crius/gpus.toml) || fail "DGX-2 run"
