@@ -141,7 +141,14 @@ INSTALL ?= install
 crius_etcdir := $(sysconfdir)/crius
 systemd_unitdir ?= $(prefix)/lib/systemd/system
 
+# slurmctld refuses to start with a job_submit plugin built for another Slurm release (to the
+# micro version; src/common/plugin.c), so the plugins go only beside the Slurm they were built for,
+# or under DESTDIR (a staged upgrade: configure --with-slurm=DIR).
 install: all
+	@if [ -z "$(DESTDIR)" ] && [ -n "$(SLURM_RUNNING_VERSION)" ] && [ "$(SLURM_RUNNING_VERSION)" != "$(SLURM_VERSION)" ]; then \
+	  echo "make install: the plugins are built for Slurm $(SLURM_VERSION) but this machine runs slurmctld $(SLURM_RUNNING_VERSION):" \
+	    "slurmctld would not start with job_submit_crius.so; install them with DESTDIR=... and copy them where Slurm $(SLURM_VERSION) runs" >&2; \
+	  exit 1; fi
 	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(sbindir) $(DESTDIR)$(SLURM_PLUGINDIR) \
 	  $(DESTDIR)$(crius_etcdir) $(DESTDIR)$(SLURM_SYSCONFDIR)/plugstack.conf.d
 	$(if $(PROGRAMS),$(INSTALL) -m 0755 $(PROGRAMS) $(DESTDIR)$(bindir))
