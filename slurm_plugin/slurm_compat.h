@@ -44,6 +44,9 @@ inline const char* job_reason_name(uint32_t reason) {
 #endif
 }
 
+// Not a declaration but a behaviour: 24.11 reuses slurmctld's RPC threads and reads a stale
+// errno on some job updates; job_submit_crius.cpp's job_modify clears it (ClearErrno, why there).
+//
 // Renamed without a macro to test, so the code holds these with `auto*` and names neither:
 // - hostlist_t: `struct hostlist*` until 23.02, `struct hostlist` since 23.11 (slurm/slurm.h);
 //   slurm_hostlist_create() returns a pointer in both.
