@@ -9,6 +9,17 @@ make -s -C "$TOP" B="$B" install DESTDIR="$stage" prefix=/usr sysconfdir=/etc >"
   { cat "$TEST_TMP/install.log"; exit 1; }
 
 fail=0
+# Beside a slurmctld of another release (configure --with-slurm) and without DESTDIR, install
+# refuses before writing anything: slurmctld would not start with the job_submit plugin.
+other=$TEST_TMP/other
+if make -s -C "$TOP" B="$B" install SLURM_RUNNING_VERSION=0.0.0 prefix="$other" sysconfdir="$other/etc" \
+     SLURM_PLUGINDIR="$other/plugins" SLURM_SYSCONFDIR="$other/slurm" >"$TEST_TMP/refused.log" 2>&1; then
+  echo "make install beside another slurmctld release was not refused"; fail=1
+elif ! grep -q "this machine runs slurmctld 0.0.0.*DESTDIR" "$TEST_TMP/refused.log"; then
+  echo "unclear refusal:"; cat "$TEST_TMP/refused.log"; fail=1
+elif [ -e "$other" ]; then
+  echo "the refused install wrote $(cd "$other" && find . -type f | head -n 3)"; fail=1
+fi
 expect() { if [ -e "$stage$1" ]; then echo "ok   $1"; else echo "MISSING $1"; fail=1; fi; }
 for p in $(make -s -C "$TOP" B="$B" print-installed prefix=/usr sysconfdir=/etc); do expect "$p"; done
 expect "$slurmconfdir/plugstack.conf.d/crius.conf"
