@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   app.add_option("--launcher", launcher, "mpirun or srun")->check(CLI::IsMember({"mpirun", "srun"}));
   app.add_option("--mpirun", mpirun, "the mpirun program");
   app.add_option("--mpi-arg", mpi_args, "extra argument for mpirun/srun (repeatable)");
-  app.add_option("--master-addr", master_addr, "MASTER_ADDR (default: first node)");
+  app.add_option("--master-addr", master_addr, "MASTER_ADDR (default: the first node's NodeAddr)");
   app.add_option("--master-port", master_port, "MASTER_PORT (default: from SLURM_JOB_ID)");
   app.add_option("--kill-timeout", kill_timeout, "seconds after a rank fails until every rank is stopped");
   app.add_flag("--dry-run", dry_run, "print the rank table and exit");
@@ -256,7 +256,18 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  if (master_addr.empty()) master_addr = env("MASTER_ADDR").value_or(in_slurm ? hosts[0] : "127.0.0.1");
+  if (master_addr.empty()) master_addr = env("MASTER_ADDR").value_or("");
+  if (master_addr.empty() && in_slurm) {
+    // Where the first node is reached is Slurm's NodeAddr; its name need not resolve there.
+    slurm::init_slurm_client();
+    auto addr = slurm::node_address(hosts[0]);
+    if (addr) master_addr = *addr;
+    else {
+      std::cerr << kProg << ": warning: " << addr.error() << "; MASTER_ADDR is the node's name\n";
+      master_addr = hosts[0];
+    }
+  }
+  if (master_addr.empty()) master_addr = "127.0.0.1";
   if (master_port <= 0) master_port = env_int("MASTER_PORT").value_or(0);
   if (master_port <= 0) {
     auto job = env_int("SLURM_JOB_ID");

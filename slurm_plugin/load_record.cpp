@@ -30,6 +30,17 @@ Result<std::optional<job::Record>> load_job_record(std::uint32_t id) {
   return std::optional<job::Record>(std::move(rec->value()));
 }
 
+Result<std::string> node_address(const std::string& node) {
+  node_info_msg_t* msg = nullptr;
+  if (slurm_load_node_single(&msg, const_cast<char*>(node.c_str()), SHOW_ALL) != SLURM_SUCCESS)
+    return make_error("cannot read node " + util::printable(node, 64) + " from slurmctld: " + slurm_strerror(errno));
+  std::string addr;
+  if (msg && msg->record_count == 1 && msg->node_array[0].node_addr) addr = msg->node_array[0].node_addr;
+  slurm_free_node_info_msg(msg);
+  if (addr.empty()) return make_error("slurmctld has no address for node " + util::printable(node, 64));
+  return addr;
+}
+
 Result<std::optional<job::Record>> load_job_record(const std::string& job_id) {
   auto id = util::to_int(job_id);
   if (!id || *id <= 0 || *id > 0xffffffffLL) return make_error("SLURM_JOB_ID '" + job_id + "' is not a job id");

@@ -19,6 +19,10 @@ Result<std::optional<job::Record>> load_job_record(std::uint32_t job_id);
 // The same for a job id given as text (SLURM_JOB_ID).
 Result<std::optional<job::Record>> load_job_record(const std::string& job_id);
 
+// Slurm's NodeAddr of a node (its NodeName where NodeAddr is not set): where a job's
+// rendezvous (MASTER_ADDR) is reached, whatever the node is called.
+Result<std::string> node_address(const std::string& node);
+
 // For a program that links libslurm (crius-launch), before its first libslurm call, once:
 // since 24.11 the calls need slurm_init() (its hash and auth plugins); 22.05 started them on
 // first use. Never from a plugin: srun and slurmctld have done it.

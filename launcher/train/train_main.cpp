@@ -413,7 +413,14 @@ int main(int argc, char** argv) {
     }
   }
   if (checkpointed_on_signal) {
-    if (wr == 0) std::printf("crius-train: stopped after the checkpoint signal at step %lld\n", step);
+    // Which ranks the signal reached (a launcher that forwards it to some ranks only would go
+    // unnoticed: one rank's flag stops them all). A rank still without it waits up to 2 s.
+    for (int i = 0; i < 200 && !g_checkpoint; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    int got = g_checkpoint ? 1 : 0, reached = 0;
+    MPI_Reduce(&got, &reached, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (wr == 0)
+      std::printf("crius-train: stopped after the checkpoint signal at step %lld (the signal reached %d of %d ranks)\n",
+                  step, reached, (*rt)->world_size());
     return finish(0);
   }
 

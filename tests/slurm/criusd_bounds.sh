@@ -93,7 +93,9 @@ sleep 1
 ### 2. Running jobs: only the movable one moves; it resumes from its checkpoint.
 cat >train.sh <<J
 #!/bin/bash
-export OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+export OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1
+# nodes that share one host talk over loopback; nodes that are hosts over their own network
+[ "\${CRIUS_LAB_HOSTS:-0}" = 1 ] || export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 exec crius-launch --launcher srun -- crius-train --steps 1000000 --hidden 32 --heads 4 --ffn 64 --seq 8 --vocab 64 \
   --no-estimate -q --checkpoint-dir "$TEST_TMP/ckpt" --checkpoint-every 2 --resume
 J

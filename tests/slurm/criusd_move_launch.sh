@@ -44,7 +44,9 @@ for _ in $(seq 150); do [ "$(job_field "$blocker" JobState)" = RUNNING ] && brea
 
 cat >job.sh <<J
 #!/bin/bash
-export PATH="$B/bin:\$PATH" OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+export PATH="$B/bin:\$PATH" OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1
+# nodes that share one host talk over loopback; nodes that are hosts over their own network
+[ "\${CRIUS_LAB_HOSTS:-0}" = 1 ] || export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 echo "batch CRIUS_CELL=\$CRIUS_CELL"
 crius-launch -- "$B/tests/mpi/crius-rankinfo" >ranks.out 2>launch.err || exit 11
 crius-launch -- crius-train --steps 2 --hidden 32 --heads 4 --ffn 64 --seq 8 --vocab 64 --no-estimate -q \

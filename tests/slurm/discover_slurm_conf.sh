@@ -29,14 +29,7 @@ mv "$L/etc/gres.conf.new" "$L/etc/gres.conf"
 grep -h '^NodeName=v100-1' "$L/etc/slurm.conf" "$L/etc/gres.conf"
 
 # Node hardware changes need a restart of slurmctld and slurmd (scontrol reconfigure refuses).
-# Stop them by their recorded PIDs, start them the way crius-lab does and record the new PIDs.
-stop() { local p; p=$(cat "$1"); kill "$p" 2>/dev/null; for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || return 0; sleep 0.1; done; kill -9 "$p"; }
-start() { local pidfile=$1 out=$2; shift 2; (cd "$L/log" && exec setsid "$@" </dev/null >>"$L/log/$out" 2>&1) & echo $! >"$pidfile"; }
-stop "$L/run/slurmd-v100-1.pid"
-stop "$L/run/slurmctld.pid"
-start "$L/run/slurmctld.pid" slurmctld.out slurmctld -D -f "$SLURM_CONF"
-for _ in $(seq 100); do scontrol ping 2>/dev/null | grep -q 'is UP' && break; sleep 0.1; done
-start "$L/run/slurmd-v100-1.pid" slurmd-v100-1.out slurmd -D -N v100-1 -f "$SLURM_CONF"
+"$TOP/scripts/crius-lab" restart --dir "$L" || fail "crius-lab restart failed"
 state=
 for _ in $(seq 150); do state=$(sinfo -h -N -n v100-1 -o %T 2>/dev/null); [ "$state" = idle ] && break; sleep 0.2; done
 scontrol show node v100-1

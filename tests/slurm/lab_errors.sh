@@ -24,6 +24,8 @@ done
 expect 2 "unknown option '--bogus'" "$LAB_CMD" up --dir "$TEST_TMP/bad" --nodes a100:1x1 --bogus
 expect 2 "unknown command" "$LAB_CMD" start --dir "$TEST_TMP/bad"
 expect 2 "--dir DIR is required" "$LAB_CMD" up --nodes a100:1x1
+expect 1 "no lab in" "$LAB_CMD" exec --dir "$TEST_TMP/bad" -- true
+expect 2 "no command given" "$LAB_CMD" exec --dir "$TEST_TMP/bad"
 [ -z "$(ls -A "$TEST_TMP/bad" 2>/dev/null)" ] || fail "a refused up left files in its folder"
 
 # a folder inside the repository
@@ -59,7 +61,10 @@ trap cleanup EXIT INT TERM
 expect 1 "already running.*crius-lab down --dir" "$LAB_CMD" up --dir "$LAB" --nodes a100:1x2
 expect 1 "already running" "$LAB_CMD" run --dir "$LAB" --nodes a100:1x2 -- true
 "$LAB_CMD" status --dir "$LAB" >status.txt || { cat status.txt; fail "the first lab was harmed by the refused up"; }
-SLURM_CONF=$LAB/etc/slurm.conf srun -N1 true || fail "the first lab does not run jobs any more"
+"$LAB_CMD" exec --dir "$LAB" -- srun -N1 true || fail "the first lab does not run jobs any more"
+# restart: the daemons come back with the recorded command lines, and run jobs
+"$LAB_CMD" restart --dir "$LAB" || fail "restart failed"
+"$LAB_CMD" exec --dir "$LAB" -- srun -N1 true || fail "the restarted lab does not run jobs"
 "$LAB_CMD" down --dir "$LAB" || fail "down failed"
 ! "$LAB_CMD" status --dir "$LAB" >/dev/null || fail "status says running after down"
 # stale: pid files of dead processes -> cleaned, up works

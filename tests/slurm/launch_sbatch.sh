@@ -13,10 +13,14 @@ cat >"$TEST_TMP/job.sh" <<EOF2
 #!/bin/bash
 set -u
 export PATH="$B/bin:\$PATH"
-# The fake nodes share one host: Open MPI's shared-memory transport (vader) would
+# Where the fake nodes share one host, Open MPI's shared-memory transport (vader) would
 # mix the two "nodes'" segments and crash, so ranks talk over TCP here.
-export OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+export OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1
+# nodes that share one host talk over loopback; nodes that are hosts over their own network
+[ "\${CRIUS_LAB_HOSTS:-0}" = 1 ] || export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 echo "nodes=\$SLURM_JOB_NODELIST"
+# MASTER_ADDR is Slurm's NodeAddr of the first node (127.0.0.1 where nodes share this host)
+scontrol show node a100-1 | tr ' ' '\n' | sed -n 's/^NodeAddr=//p' >"$TEST_TMP/addr"
 crius-launch --dry-run
 crius-launch -- "$B/tests/mpi/crius-rankinfo" >"$TEST_TMP/ranks.out" || exit 11
 crius-launch -- "$B/bin/crius-train" --steps 3 --verify -q || exit 12
@@ -42,7 +46,7 @@ n=$(grep -c 'verify PASSED' "$TEST_TMP/job.out")
 [ "$n" = 2 ] || fail "crius-train --verify passed $n of 2 times (mpirun, srun)"
 for f in ranks.out ranks-srun.out; do
   [ "$(grep -c RANKINFO "$TEST_TMP/$f")" = 4 ] || fail "$f: not 4 ranks"
-  python3 - "$TEST_TMP/$f" <<'PY' || fail "$f: ranks on the wrong nodes"
+  python3 - "$TEST_TMP/$f" "$(cat "$TEST_TMP/addr")" <<'PY' || fail "$f: ranks on the wrong nodes"
 import json, sys
 for l in open(sys.argv[1]):
     if not l.startswith("RANKINFO "): continue
@@ -52,7 +56,7 @@ for l in open(sys.argv[1]):
     assert e["CRIUS_HOST"] == want, (r, e)
     assert e["LOCAL_RANK"] == str(r % 2) and e["GROUP_RANK"] == str(r // 2), (r, e)
     assert e["CRIUS_PP_RANK"] == str(r // 2) and e["CRIUS_TP_RANK"] == str(r % 2), (r, e)
-    assert e["CRIUS_STAGE_LAYERS"] == "0-1,2-5" and e["MASTER_ADDR"] == "a100-1", (r, e)
+    assert e["CRIUS_STAGE_LAYERS"] == "0-1,2-5" and e["MASTER_ADDR"] == sys.argv[2], (r, e)
     assert j["tp_group"] == [2 * (r // 2), 2 * (r // 2) + 1], j
 print(sys.argv[1], "ok")
 PY
