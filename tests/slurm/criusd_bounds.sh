@@ -18,31 +18,7 @@ command -v mpirun >/dev/null || { echo "mpirun not installed"; exit 77; }
 [ -x "$B/sbin/criusd" ] || fail "$B/sbin/criusd not built"
 
 conf=$TEST_TMP/crius.toml
-cat >"$conf" <<EOF2
-gpus = "$TOP/etc/crius/gpus.toml"
-models = "$TOP/etc/crius/models.toml"
-[[partition]]
-name = "a100"
-gpu = "a100"
-nodes = 1
-gpus_per_node = 8
-intra_node_bw_gbs = 300.0
-inter_node_bw_gbs = 25.0
-inter_node_latency_us = 5.0
-[[partition]]
-name = "v100"
-gpu = "v100"
-nodes = 1
-gpus_per_node = 8
-intra_node_bw_gbs = 150.0
-inter_node_bw_gbs = 12.5
-inter_node_latency_us = 5.0
-[criusd]
-interval_s = 1
-checkpoint_grace_s = 2
-min_runtime_s = 0
-lock_file = "$TEST_TMP/criusd.lock"
-EOF2
+crius_conf a100:1x8,v100:1x8 >"$conf"
 
 cat >"$TEST_TMP/inner.sh" <<'INNER'
 #!/usr/bin/env bash

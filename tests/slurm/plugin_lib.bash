@@ -33,21 +33,25 @@ wait_state() {
     [ "$(job_field "$1" JobState)" = "$2" ] && return 0; sleep 0.2; done
   fail "job $1 not $2 after ${3:-30}s: $(scontrol show job "$1" | head -n 4)"
 }
-# crius_conf SPEC [LINE...]: a crius.toml, on standard output, for a lab of SPEC
-# (TYPE:NODESxGPUS,...; a100 and v100 with their NVLink and a modest network, others PCIe-like),
-# with a [criusd] table for tests (1 s rounds, 2 s grace, no minimum run time, the lock in
-# TEST_TMP) and LINEs added to it.
+# crius_conf [--shipped-criusd] SPEC [LINE...]: a crius.toml, on standard output, for a lab of
+# SPEC (TYPE:NODESxGPUS,...; a100 and v100 with their NVLink and a modest network, others
+# PCIe 4.0-like), with a [criusd] table for tests (1 s rounds, 2 s grace, no minimum run time;
+# --shipped-criusd: criusd's shipped settings) whose lock is in TEST_TMP, and LINEs added to it.
 crius_conf() {
-  local spec=$1 part t nodes gpn intra inter; shift
+  local shipped=0 part t nodes gpn intra inter
+  [ "$1" = --shipped-criusd ] && { shipped=1; shift; }
+  local spec=$1; shift
   echo "gpus = \"$TOP/etc/crius/gpus.toml\""
   echo "models = \"$TOP/etc/crius/models.toml\""
   for part in ${spec//,/ }; do
     t=${part%%:*} nodes=${part#*:}; gpn=${nodes#*x}; nodes=${nodes%x*}
-    case $t in a100) intra=300.0 inter=25.0 ;; v100) intra=150.0 inter=12.5 ;; *) intra=32.0 inter=12.5 ;; esac
+    case $t in a100) intra=300.0 inter=25.0 ;; v100) intra=150.0 inter=12.5 ;; *) intra=31.5 inter=12.5 ;; esac
     printf '[[partition]]\nname = "%s"\ngpu = "%s"\nnodes = %d\ngpus_per_node = %d\n' "$t" "$t" "$nodes" "$gpn"
     printf 'intra_node_bw_gbs = %s\ninter_node_bw_gbs = %s\ninter_node_latency_us = 5.0\n' "$intra" "$inter"
   done
-  printf '[criusd]\ninterval_s = 1\ncheckpoint_grace_s = 2\nmin_runtime_s = 0\nlock_file = "%s/criusd.lock"\n' "$TEST_TMP"
+  echo "[criusd]"
+  [ $shipped = 1 ] || printf 'interval_s = 1\ncheckpoint_grace_s = 2\nmin_runtime_s = 0\n'
+  printf 'lock_file = "%s/criusd.lock"\n' "$TEST_TMP"
   printf '%s\n' "$@"
 }
 fail() { echo "FAIL: $*"; exit 1; }

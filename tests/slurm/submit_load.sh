@@ -14,20 +14,7 @@ set -u
 plugin_preflight
 [ -x "$B/sbin/criusd" ] || fail "$B/sbin/criusd not built"
 conf=$TEST_TMP/crius.toml
-cat >"$conf" <<EOF2
-gpus = "$TOP/etc/crius/gpus.toml"
-models = "$TOP/etc/crius/models.toml"
-[[partition]]
-name = "a100"
-gpu = "a100"
-nodes = 2
-gpus_per_node = 8
-intra_node_bw_gbs = 300.0
-inter_node_bw_gbs = 25.0
-inter_node_latency_us = 5.0
-[criusd]
-lock_file = "$TEST_TMP/criusd.lock"
-EOF2
+crius_conf --shipped-criusd a100:2x8 >"$conf"
 cat >"$TEST_TMP/inner.sh" <<'INNER'
 #!/usr/bin/env bash
 set -u
