@@ -12,6 +12,10 @@
 #include <fstream>
 #include <sstream>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 namespace crius::util {
 
 std::string_view trim(std::string_view s) {
@@ -190,6 +194,23 @@ Result<std::string> read_file(const std::string& path) {
   ss << in.rdbuf();
   if (in.bad()) return make_error(path + ": read error");
   return ss.str();
+}
+
+Result<void> write_private_file(const std::string& path, std::string_view text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return make_error(path + ": cannot write (" + (errno == ELOOP ? std::string("a symbolic link") : std::strerror(errno)) + ")");
+  bool ok = ::fchmod(fd, 0600) == 0;
+  for (std::size_t done = 0; ok && done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += static_cast<std::size_t>(n);
+  }
+  const int saved = errno;
+  if (::close(fd) != 0) ok = false;
+  if (!ok) return make_error(path + ": write error (" + std::strerror(saved ? saved : errno) + ")");
+  return {};
 }
 
 double percentile_nearest_rank(std::vector<double> v, double q) {

@@ -50,6 +50,9 @@ std::vector<std::string> split_csv(std::string_view line);
 
 // The whole file; the error names the path and the reason ("PATH: cannot open file (...)").
 Result<std::string> read_file(const std::string& path);
+// Writes `text` to `path`, readable by its owner only (mode 0600, also when it existed), never
+// through a symbolic link: for files that hold other users' data.
+Result<void> write_private_file(const std::string& path, std::string_view text);
 
 // Percentiles of `v` at q in [0, 1]; 0 for an empty set.
 // Nearest rank (the value at rank ceil(q*n)): what crius-sim reports.

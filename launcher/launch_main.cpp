@@ -2,6 +2,8 @@
 // rank the torchrun-style and CRIUS_* environment, and reports the first rank
 // that failed (crius-launch(1)).  The same binary is the per-rank shim
 // (`--rank-exec`, rank_exec.cpp); the watcher is watch.cpp.
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,6 +34,30 @@ std::string self_path(const char* argv0) {
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
   if (n > 0) return std::string(buf, static_cast<size_t>(n));
   return argv0;
+}
+
+// `preferred` if no socket on this host holds it now, else a port the kernel says is free:
+// another user's process on a shared node may hold the port a job id maps to.
+int free_port(int preferred) {
+  auto try_bind = [](int port) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    socklen_t len = sizeof a;
+    int got = -1;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+      got = ntohs(a.sin_port);
+    ::close(fd);
+    return got;
+  };
+  const int p = try_bind(preferred);
+  if (p > 0) return p;
+  const int any = try_bind(0);
+  return any > 0 ? any : preferred;
 }
 
 }  // namespace
@@ -272,6 +298,9 @@ int main(int argc, char** argv) {
   if (master_port <= 0) {
     auto job = env_int("SLURM_JOB_ID");
     master_port = job ? 20000 + (*job % 20000) : 29500;
+    // Rank 0 listens on the first node, where a batch script (and so crius-launch) runs.
+    const auto here = env("SLURMD_NODENAME");
+    if (!in_slurm || (here && *here == hosts[0])) master_port = free_port(master_port);
   }
   spec.plan = plan;
   spec.hosts = hosts;

@@ -12,11 +12,14 @@ Result<est::Plan> plan_from_document(const nlohmann::json& doc_in, const std::st
     const auto& cells = (*doc)["cells"];
     if (!cells.is_array()) return make_error(what + ": key 'cells' must be an array");
     const nlohmann::json* pick = nullptr;
-    for (const auto& c : cells)
-      if (c.is_object() && c.value("feasible", true)) {
-        pick = &c;
-        break;
-      }
+    for (std::size_t i = 0; i < cells.size() && !pick; ++i) {
+      const auto& c = cells[i];
+      if (!c.is_object()) continue;
+      const auto f = c.find("feasible");
+      if (f != c.end() && !f->is_boolean())
+        return make_error(what + ": key 'cells[" + std::to_string(i) + "].feasible' must be true or false");
+      if (f == c.end() || f->get<bool>()) pick = &c;
+    }
     if (!pick) return make_error(what + ": no feasible cell in 'cells'");
     doc = pick;
   }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -14,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/util.h"
 #include "launcher/launch.h"
 
 namespace crius::launcher {
@@ -102,8 +104,12 @@ int run_and_watch(const std::vector<std::string>& cmd, int kill_after_s, const P
     if (echoed < line.size()) (void)!write(2, line.data() + echoed, line.size() - echoed);
     (void)!write(2, "\n", 1);
     if (!first && std::regex_match(line, m, line_re)) {
-      first = Failure{std::stoi(m[1]), m[2], m[3], std::stoi(m[4])};
-      failed_at = std::chrono::steady_clock::now();
+      // Digits, but any number of them: a value out of int's range is no rank of ours.
+      const auto rank = util::to_int(m[1].str()), status = util::to_int(m[4].str());
+      if (rank && status && *rank <= INT_MAX && *status <= INT_MAX) {
+        first = Failure{static_cast<int>(*rank), m[2], m[3], static_cast<int>(*status)};
+        failed_at = std::chrono::steady_clock::now();
+      }
     }
     line.clear();
     echoed = 0;

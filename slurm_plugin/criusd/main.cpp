@@ -105,8 +105,11 @@ Result<void> apply(SlurmClient& slurm, const ControllerOptions& o, const Action&
 
 // One criusd at a time: an exclusive lock held for the process's life.
 Result<int> take_lock(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return make_error("cannot open the lock file " + path + ": " + std::strerror(errno));
+  // Never through a symbolic link: criusd runs as root, the link's target would be truncated.
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return make_error("cannot open the lock file " + path + ": " +
+                      (errno == ELOOP ? std::string("it is a symbolic link") : std::strerror(errno)));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     char buf[32] = {};
     ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
@@ -249,9 +252,12 @@ int main(int argc, char** argv) {
       std::cerr << timestamp() << " criusd: cannot read Slurm: " << snap.error() << "\n";
       ++failures;
     } else {
-      if (!save_state.empty())
-        std::ofstream(save_state) << to_json(*snap).dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
-                                  << "\n";
+      // Other users' jobs (their comments included): for root's eyes only.
+      if (!save_state.empty()) {
+        auto w = util::write_private_file(
+            save_state, to_json(*snap).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+        if (!w) std::cerr << timestamp() << " criusd: --save-state: " << w.error() << "\n";
+      }
       auto round = controller.decide(*snap, follow_up);
       if (!round) {
         std::cerr << timestamp() << " criusd: " << round.error() << "\n";

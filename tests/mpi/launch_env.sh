@@ -78,4 +78,19 @@ PREFIX=nobind. crius-launch -n 2 -- sh -c "$affinity" >nobind.out 2>&1 || fail "
 for r in 0 1; do
   [ "$(cat nobind.$r)" = "$allowed" ] || fail "without --bind-cpus rank $r got CPUs $(cat nobind.$r), not $allowed"
 done
+# MASTER_PORT: 29500 outside Slurm, unless a socket on this host holds it (another user's
+# process on a shared node): then a free port, the same for every rank.
+python3 -c 'import socket,time
+s=socket.socket(); s.bind(("0.0.0.0", 29500)); s.listen(1); print("held", flush=True); time.sleep(60)' >held.txt 2>&1 &
+holder=$!
+for _ in $(seq 50); do grep -q held held.txt && break; sleep 0.1; done
+if grep -q held held.txt; then
+  crius-launch -n 2 -- sh -c 'echo "$MASTER_PORT" >port.$RANK' >port.out 2>&1 || { kill $holder; cat port.out; fail "launch with 29500 held failed"; }
+  kill $holder; wait $holder 2>/dev/null
+  [ "$(cat port.0)" = "$(cat port.1)" ] && [ "$(cat port.0)" != 29500 ] && [ "$(cat port.0)" -gt 0 ] ||
+    fail "MASTER_PORT with 29500 held: ranks got $(cat port.0) and $(cat port.1)"
+else
+  kill $holder 2>/dev/null
+  echo "port 29500 in use here already; the held-port check was not run"
+fi
 echo "all launch_env checks passed"

@@ -45,4 +45,10 @@ crius-launch -n 2 -- ./no-such-program >nx.out 2>&1
 rc=$?
 [ $rc = 127 ] || { cat nx.out; fail "missing program: exit $rc, want 127"; }
 grep -q "cannot run './no-such-program'" nx.out || fail "missing program message"
+# A rank that prints a failure line of crius-launch's form with a number out of range: the
+# line is passed on, not parsed into a crash (it threw std::out_of_range out of std::stoi).
+crius-launch -n 1 -- bash -c 'echo "crius-launch: rank 99999999999 on host x failed: no [status 99999999999]" >&2; exit 4' >big.out 2>&1
+rc=$?
+[ $rc = 4 ] || { cat big.out; fail "a rank's out-of-range failure line: crius-launch exit $rc, want 4"; }
+grep -q "rank 99999999999 on host x failed" big.out || fail "the rank's line was not passed on"
 echo "all launch_kill checks passed"

@@ -33,6 +33,16 @@ pin=$(job_field "$id" AdminComment | jq -r '.nodes | join(",")')
 [ "$(job_field "$id" ReqNodeList)" = "$pin" ] || fail "job $id's ReqNodeList is '$(job_field "$id" ReqNodeList)', not its pin '$pin'"
 [ "$pin" != "$(job_field "$block" NodeList)" ] || fail "job $id pinned to the node of the plain job"
 grep -q "update_pending job $id .* on nodes \[$pin\]" once.err || fail "criusd's log does not name the nodes"
+# Files criusd writes as root: its lock never through a symbolic link (the target is left as it
+# was), and --save-state (other users' jobs and comments) readable by root only.
+echo keep >target.txt
+ln -s "$TEST_TMP/target.txt" link.lock
+criusd --once --lock "$TEST_TMP/link.lock" 2>link.err && fail "criusd took a lock through a symbolic link"
+grep -q "cannot open the lock file $TEST_TMP/link.lock: it is a symbolic link" link.err || { cat link.err; fail "no reason for the refused lock"; }
+[ "$(cat target.txt)" = keep ] || fail "the symbolic link's target was written"
+(umask 022; criusd --once --dry-run --save-state "$TEST_TMP/state.json" 2>save.err) || { cat save.err; fail "criusd --save-state"; }
+[ "$(stat -c %a state.json)" = 600 ] || fail "--save-state wrote mode $(stat -c %a state.json), not 600"
+jq -e '.jobs | length > 0' state.json >/dev/null || fail "--save-state wrote no jobs"
 echo "criusd shrink checks passed"
 INNER
 chmod +x "$TEST_TMP/inner.sh"

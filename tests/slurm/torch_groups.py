@@ -2,10 +2,12 @@
 # crius-launch sets (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE), then Megatron-LM's groups
 # (megatron/core/parallel_state.py: every rank creates every group, in the same order; rank
 # order tp-dp-pp) built from the plan's CRIUS_* sizes, each checked with an all-reduce of the
-# member ranks. Prints one JSON line per rank.
+# member ranks. Each rank writes what it saw as JSON to PREFIX.RANK (argv[1]: ranks' stdout
+# lines from several hosts may interleave).
 import json
 import os
 import socket
+import sys
 
 import torch
 import torch.distributed as dist
@@ -34,8 +36,9 @@ for kind, (members, group) in mine.items():
     assert t.item() == sum(members), (kind, members, t.item())
     sums[kind] = t.item()
 dist.barrier()
-print("TORCH " + json.dumps({
-    "rank": rank, "host": socket.gethostname(), "master_addr": env["MASTER_ADDR"],
-    "tp_rank": int(env["CRIUS_TP_RANK"]), "pp_rank": int(env["CRIUS_PP_RANK"]),
-    "groups": {k: m for k, (m, _) in mine.items()}, "sums": sums}), flush=True)
+with open(f"{sys.argv[1]}.{rank}", "w") as out:
+    json.dump({
+        "rank": rank, "host": socket.gethostname(), "master_addr": env["MASTER_ADDR"],
+        "tp_rank": int(env["CRIUS_TP_RANK"]), "pp_rank": int(env["CRIUS_PP_RANK"]),
+        "groups": {k: m for k, (m, _) in mine.items()}, "sums": sums}, out)
 dist.destroy_process_group()

@@ -237,6 +237,10 @@ BOOST_AUTO_TEST_CASE(plan_from_estimate_json) {
   auto bad = plan_from_document_text(R"({"plan":{"version":1,"stages":[{"tp":"two"}]}})", "est.json");
   BOOST_REQUIRE(!bad.ok());
   BOOST_TEST(bad.error() == "est.json: stages[0]: key 'tp' must be an integer");
+  // A value of the wrong type is named, never thrown (issue: an uncaught nlohmann type_error).
+  auto feasible = plan_from_document_text(R"({"cells":[{"feasible":"yes","plan":{"version":1,"stages":[]}}]})", "est.json");
+  BOOST_REQUIRE(!feasible.ok());
+  BOOST_TEST(feasible.error() == "est.json: key 'cells[0].feasible' must be true or false");
   auto sched = plan_from_document_text(R"({"version":1,"stages":[{"tp":1,"dp":1}],"schedule":"zigzag"})", "x.json");
   BOOST_REQUIRE(!sched.ok());
   BOOST_TEST(sched.error().find("unknown schedule 'zigzag'") != std::string::npos);
