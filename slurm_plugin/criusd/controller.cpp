@@ -87,9 +87,12 @@ Action action_for(const SlurmJob& sj) {
 
 // A job that criusd signalled may save its checkpoint and exit (crius-train does): it ends
 // COMPLETED or FAILED after the move began. Slurm can requeue a finished batch job, so the
-// move goes on: requeued held, then the new Cell. A job cancelled or timed out stays ended.
+// move goes on: requeued held, then the new Cell. A job cancelled or timed out stays ended,
+// and so does one whose program reported its last iteration (it finished its training within
+// the grace time; a requeue would run it again).
 std::optional<Action> requeue_after_checkpoint_exit(const SlurmJob& sj) {
   if (sj.state != "COMPLETED" && sj.state != "FAILED") return std::nullopt;
+  if (auto p = job::parse_progress_comment(sj.comment); p && p->done >= p->total) return std::nullopt;
   auto parsed = job::parse_record(sj.admin_comment);
   if (!parsed || !*parsed || !parsed->value().move) return std::nullopt;
   job::Record rec = std::move(parsed->value());
@@ -128,7 +131,8 @@ const std::vector<std::string>& controller_option_keys() {
   static const std::vector<std::string> keys = {
       "interval_s",     "policy",         "max_moves_per_round", "checkpoint_signal",         "checkpoint_grace_s",
       "restart_cost_s", "default_iterations", "skip_users",      "skip_accounts",             "skip_partitions",
-      "skip_qos",       "min_runtime_s",  "max_moves_per_job_per_hour", "max_moves_per_user_per_hour", "lock_file"};
+      "skip_qos",       "min_runtime_s",  "max_moves_per_job_per_hour", "max_moves_per_user_per_hour", "lock_file",
+      "metrics_file"};
   return keys;
 }
 
@@ -202,6 +206,10 @@ Result<ControllerOptions> load_controller_options(const estimator::Cluster& clus
       auto v = node.value<std::string>();
       if (!v || v->empty() || v->front() != '/') return make_error(where() + " must be an absolute path");
       o.lock_file = *v;
+    } else if (k == "metrics_file") {
+      auto v = node.value<std::string>();
+      if (!v || (!v->empty() && v->front() != '/')) return make_error(where() + " must be an absolute path, or \"\" for none");
+      o.metrics_file = *v;
     } else if (k == "policy") {
       auto v = node.value<std::string>();
       if (!v) return make_error(where() + " must be a string");

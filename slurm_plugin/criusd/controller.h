@@ -34,6 +34,7 @@ struct ControllerOptions {
   int max_moves_per_job_per_hour = 1;    // started moves of one job in the last hour
   int max_moves_per_user_per_hour = 4;   // of all active crius jobs of one user
   std::string lock_file = "/run/criusd.lock";
+  std::string metrics_file;  // Prometheus text, rewritten after every round ("" = none)
   int max_gpus = 0;  // [job_submit] max_gpus: the largest Cell a move may give (0 = none)
   std::string free_gpus_file = kDefaultFreeGpusFile;  // [job_submit] free_gpus_file ("" = none)
 };

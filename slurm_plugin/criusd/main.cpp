@@ -2,6 +2,7 @@
 // See criusd(8).
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +23,7 @@
 #include "estimator/estimator.h"
 #include "job/record.h"
 #include "slurm_plugin/criusd/controller.h"
+#include "slurm_plugin/criusd/metrics.h"
 #include "slurm_plugin/criusd/slurm_client.h"
 
 namespace {
@@ -28,8 +31,16 @@ namespace {
 using namespace crius;
 using namespace crius::slurm;
 
-std::atomic<bool> g_stop{false};
+std::atomic<bool> g_stop{false}, g_reload{false};
 void on_signal(int) { g_stop = true; }
+void on_hangup(int) { g_reload = true; }
+
+// crius.toml's modification time (0: cannot be read): a change is reloaded at the next round.
+long long mtime_ns(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return 0;
+  return static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
+}
 
 std::string timestamp() {
   char buf[32];
@@ -105,7 +116,8 @@ Result<void> apply(SlurmClient& slurm, const ControllerOptions& o, const Action&
 
 // One criusd at a time: an exclusive lock held for the process's life.
 Result<int> take_lock(const std::string& path) {
-  // Never through a symbolic link: criusd runs as root, the link's target would be truncated.
+  // Never through a symbolic link: criusd runs as SlurmUser or root, the link's target would be
+  // truncated.
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0)
     return make_error("cannot open the lock file " + path + ": " +
@@ -171,20 +183,31 @@ int main(int argc, char** argv) {
   // crius.toml: --config, else found as the plugins find it ($CRIUS_CONF, beside slurm.conf).
   if (!slurm_conf.empty()) setenv("SLURM_CONF", slurm_conf.c_str(), 1);
   std::string path = config.empty() ? estimator::find_crius_conf(CRIUS_SLURM_SYSCONFDIR) : config;
-  auto cluster = estimator::load_cluster(path);
-  if (!cluster) {
-    std::cerr << "criusd: " << cluster.error() << "\n";
+  // The cluster and the controller deciding on it; replaced whole by a reload that reads.
+  std::unique_ptr<estimator::Cluster> cluster;
+  std::unique_ptr<Controller> controller_ptr;
+  long long loaded_mtime = 0;
+  auto load = [&]() -> Result<void> {
+    const long long seen = mtime_ns(path);
+    auto c = estimator::load_cluster(path);
+    if (!c) return make_error(c.error());
+    auto o = load_controller_options(*c);
+    if (!o) return make_error(o.error());
+    if (interval > 0) o->interval_s = interval;
+    if (!policy.empty()) o->policy = policy;
+    if (max_moves >= 0) o->max_moves_per_round = max_moves;
+    auto fresh = std::make_unique<estimator::Cluster>(std::move(*c));
+    auto decider = std::make_unique<Controller>(*fresh, *o);
+    controller_ptr = std::move(decider);
+    cluster = std::move(fresh);
+    loaded_mtime = seen;
+    return {};
+  };
+  if (auto r = load(); !r) {
+    std::cerr << "criusd: " << r.error() << "\n";
     return 2;
   }
-  auto options = load_controller_options(*cluster);
-  if (!options) {
-    std::cerr << "criusd: " << options.error() << "\n";
-    return 2;
-  }
-  if (interval > 0) options->interval_s = interval;
-  if (!policy.empty()) options->policy = policy;
-  if (max_moves >= 0) options->max_moves_per_round = max_moves;
-  Controller controller(*cluster, *options);
+  const ControllerOptions* options = &controller_ptr->options();
 
   if (!state_file.empty()) {
     std::ifstream in(state_file);
@@ -198,13 +221,13 @@ int main(int argc, char** argv) {
       std::cerr << "criusd: " << (j.is_discarded() ? state_file + ": not JSON" : snap.error()) << "\n";
       return 2;
     }
-    auto round = controller.decide(*snap);
+    auto round = controller_ptr->decide(*snap);
     if (!round) {
       std::cerr << "criusd: " << round.error() << "\n";
       return 1;
     }
     for (int i = 1; i < repeat; ++i) {  // later rounds reuse the daemon's estimate cache
-      auto again = controller.decide(*snap);
+      auto again = controller_ptr->decide(*snap);
       if (!again) {
         std::cerr << "criusd: " << again.error() << "\n";
         return 1;
@@ -223,6 +246,7 @@ int main(int argc, char** argv) {
 
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
+  std::signal(SIGHUP, on_hangup);
   if (status) once = dry_run = true;
   if (!dry_run) {  // only one criusd changes jobs at a time
     auto lock = take_lock(lock_file.empty() ? options->lock_file : lock_file);
@@ -233,6 +257,7 @@ int main(int argc, char** argv) {
   }
   SlurmClient slurm(slurm_conf);
   int failures = 0;
+  Metrics metrics;
   std::map<std::uint32_t, std::string> last_considered;
   // The policy decides every interval_s. A move in flight does not wait that long for its next
   // step: a follow-up round continues it once the checkpoint grace is over (requeue), and
@@ -241,6 +266,18 @@ int main(int argc, char** argv) {
   bool follow_up = false;
   auto next_full = Clock::now();
   do {
+    // SIGHUP or an edit of crius.toml: the new configuration from the next round on; one that
+    // does not load is logged and the last good one stays (the lock stays as taken at start).
+    if (g_reload.exchange(false) || mtime_ns(path) != loaded_mtime) {
+      const long long now_mtime = mtime_ns(path);
+      if (auto r = load(); r) {
+        options = &controller_ptr->options();
+        std::cerr << timestamp() << " criusd: reloaded " << path << "\n";
+      } else {
+        loaded_mtime = now_mtime;  // tried: again at the next edit or SIGHUP
+        std::cerr << timestamp() << " criusd: reload failed, keeping the configuration in use: " << r.error() << "\n";
+      }
+    }
     const auto round_start = Clock::now();
     if (!follow_up) next_full = round_start + std::chrono::duration_cast<Clock::duration>(
                                                   std::chrono::duration<double>(options->interval_s));
@@ -251,6 +288,7 @@ int main(int argc, char** argv) {
     if (!snap) {
       std::cerr << timestamp() << " criusd: cannot read Slurm: " << snap.error() << "\n";
       ++failures;
+      metrics.round_failed();
     } else {
       // Other users' jobs (their comments included): for root's eyes only.
       if (!save_state.empty()) {
@@ -258,13 +296,15 @@ int main(int argc, char** argv) {
             save_state, to_json(*snap).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
         if (!w) std::cerr << timestamp() << " criusd: --save-state: " << w.error() << "\n";
       }
-      auto round = controller.decide(*snap, follow_up);
+      auto round = controller_ptr->decide(*snap, follow_up);
       if (!round) {
         std::cerr << timestamp() << " criusd: " << round.error() << "\n";
         ++failures;
+        metrics.round_failed();
       } else if (status) {
         print_status(*round);
       } else {
+        metrics.round_decided(*round, round->decide_ms / 1000);
         if (json) std::cout << to_json(*round).dump() << std::endl;
         for (const auto& note : round->notes) std::cerr << timestamp() << " criusd: " << note << "\n";
         std::map<std::uint32_t, std::string> considered;  // logged when it changes
@@ -289,8 +329,10 @@ int main(int argc, char** argv) {
           if (auto r = apply(slurm, *options, a); !r) {
             std::cerr << timestamp() << " criusd: job " << a.job << ": " << util::printable(r.error(), 512) << "\n";
             ++failures;
+            metrics.action(a.kind, false);
             continue;
           }
+          metrics.action(a.kind, true);
           const double next_step = a.kind == Action::Kind::checkpoint ? options->checkpoint_grace_s + 0.5
                                    : a.kind == Action::Kind::requeue  ? 1.0
                                                                       : -1;
@@ -306,7 +348,10 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       std::cerr << timestamp() << " criusd: round failed: " << util::printable(e.what(), 512) << "\n";
       ++failures;
+      metrics.round_failed();
     }
+    if (!dry_run && !options->metrics_file.empty())
+      if (auto w = metrics.write(options->metrics_file); !w) std::cerr << timestamp() << " criusd: " << w.error() << "\n";
     if (once) break;
     auto next = next_full;
     follow_up = false;
@@ -317,7 +362,7 @@ int main(int argc, char** argv) {
         follow_up = true;
       }
     }
-    while (Clock::now() < next && !g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    while (Clock::now() < next && !g_stop && !g_reload) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   } while (!g_stop);
   return once && failures ? 1 : 0;
 }

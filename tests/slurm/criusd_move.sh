@@ -15,7 +15,7 @@ plugin_preflight
 [ -x "$B/sbin/criusd" ] || fail "$B/sbin/criusd not built"
 
 conf=$TEST_TMP/crius.toml
-crius_conf a100:1x8,v100:1x8 "max_moves_per_round = 1" >"$conf"
+crius_conf a100:1x8,v100:1x8 "max_moves_per_round = 1" "metrics_file = \"$TEST_TMP/criusd.prom\"" >"$conf"
 
 cat >"$TEST_TMP/inner.sh" <<'INNER'
 #!/usr/bin/env bash
@@ -45,6 +45,9 @@ criusd --once --dry-run --json >dry.json 2>dry.err || { cat dry.err; fail "crius
 jq -e --argjson id "$id" '.actions[] | select(.job == $id and .action == "update_pending" and .to.gpu == "v100")' dry.json >/dev/null ||
   fail "dry run did not decide to move job $id to v100: $(cat dry.json)"
 [ "$before" = "$(settings "$id")" ] || fail "dry run changed the job"
+[ ! -e criusd.prom ] || fail "a dry run wrote the metrics file"
+# metric NAME: its value in criusd's metrics file (0 when absent)
+metric() { awk -v n="$1" '$1 == n {v = $2} END {print v + 0}' criusd.prom; }
 
 criusd --once 2>once.err || { cat once.err; fail "criusd --once failed"; }
 cat once.err
@@ -53,6 +56,10 @@ wait_state "$id" RUNNING
 [ "$(job_field "$id" Features)" = v100 ] || fail "job $id Features=$(job_field "$id" Features)"
 job_field "$id" AdminComment | grep -q '"partition":"v100"' || fail "record not updated: $(job_field "$id" AdminComment)"
 grep -q "^start on v100-1 restarts=0" progress.log || fail "job did not start on v100: $(cat progress.log)"
+cat criusd.prom
+[ "$(metric crius_criusd_rounds_total)" = 1 ] && [ "$(metric 'crius_criusd_actions_total{kind="update_pending"}')" = 1 ] &&
+  [ "$(metric 'crius_criusd_jobs{state="PENDING"}')" = 1 ] || fail "metrics after the pending move"
+[ "$(stat -c %a criusd.prom)" = 644 ] || fail "metrics file mode $(stat -c %a criusd.prom)"
 
 # 2. free a100; criusd (looping) signals the job; kill -9 it right after, restart it.
 [ "$blocker_before" = "$(settings "$blocker")" ] || fail "criusd changed the plain job"
@@ -68,7 +75,10 @@ criusd 2>loop2.err & pid=$!
 for _ in $(seq 150); do
   [ "$(job_field "$id" Partition)" = a100 ] && [ "$(job_field "$id" JobState)" = RUNNING ] && break; sleep 0.2; done
 kill "$pid"; wait "$pid"
-cat loop2.err
+cat loop2.err criusd.prom
+# the second criusd's counters: its move of the running job, from the requeue on
+[ "$(metric 'crius_criusd_actions_total{kind="finish_move"}')" = 1 ] && [ "$(metric crius_criusd_rounds_total)" -ge 2 ] ||
+  fail "metrics after the move of the running job"
 [ "$(job_field "$id" Partition)" = a100 ] || fail "job $id not moved to a100: $(scontrol show job "$id")"
 wait_state "$id" RUNNING
 sleep 1

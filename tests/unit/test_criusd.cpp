@@ -13,6 +13,10 @@
 #include "slurm_plugin/apply_cell.h"
 #include "slurm_plugin/criusd/controller.h"
 #include "slurm_plugin/criusd/limits.h"
+#include "slurm_plugin/criusd/metrics.h"
+
+#include <regex>
+#include <sstream>
 
 using namespace crius;
 using namespace crius::slurm;
@@ -519,6 +523,15 @@ BOOST_FIXTURE_TEST_CASE(a_job_that_exits_on_the_signal_is_still_moved, Fixture) 
   SlurmJob ended_before = j;
   ended_before.end_time = 99;
   BOOST_TEST(decide(ended_before).empty());
+  // A job whose program reported its last iteration finished its training during the grace
+  // time: it is not run again. One that reported less, or nothing, ended on the signal.
+  SlurmJob finished = j;
+  finished.comment = "crius-progress=1000/1000";
+  BOOST_TEST(decide(finished).empty());
+  finished.comment = "crius-progress=999/1000";
+  BOOST_TEST(decide(finished).size() == 1u);
+  finished.comment = "crius-progress=1000/1000 and more";  // not a progress Comment: unknown
+  BOOST_TEST(decide(finished).size() == 1u);
 
   // Killed before it wrote "requeued": the job is pending, held by the requeue, still
   // "signalled"; the next criusd applies the Cell and lifts its own hold.
@@ -1132,4 +1145,48 @@ BOOST_AUTO_TEST_CASE(per_job_limits_published_for_job_submit) {
   publish_job_limits(s, none);
   BOOST_TEST(none.qos_limits.empty());
   BOOST_TEST(none.assoc_limits.empty());
+}
+
+// The metrics file: Prometheus text format (every sample line "name{labels} value", each
+// family with HELP and TYPE), counters that add up over rounds, gauges of the last round, and
+// reasons as fixed kinds, never the job's own text.
+BOOST_AUTO_TEST_CASE(metrics_count_rounds_actions_and_reasons) {
+  Metrics m;
+  Round r;
+  JobStatus a, b, c;
+  a.state = "RUNNING", a.considered = "policy";
+  b.state = "PENDING", b.considered = "no: in reservation maint\"x (Slurm places it there)";
+  c.state = "PENDING", c.considered = "no: waits for a dependency";
+  r.jobs = {a, b, c};
+  m.round_decided(r, 0.25);
+  m.action(Action::Kind::checkpoint, true);
+  m.action(Action::Kind::requeue, false);
+  r.jobs = {a};
+  m.round_decided(r, 0.5);
+  m.round_failed();
+  m.action(Action::Kind::checkpoint, true);
+  const std::string t = m.text();
+  auto has = [&](const std::string& line) { return t.find("\n" + line + "\n") != std::string::npos; };
+  BOOST_TEST(has("crius_criusd_rounds_total 2"), t);
+  BOOST_TEST(has("crius_criusd_round_failures_total 1"));
+  BOOST_TEST(has("crius_criusd_decide_seconds 0.5"));
+  BOOST_TEST(has("crius_criusd_decide_seconds_total 0.75"));
+  BOOST_TEST(has("crius_criusd_actions_total{kind=\"checkpoint\"} 2"));
+  BOOST_TEST(has("crius_criusd_action_failures_total{kind=\"requeue\"} 1"));
+  BOOST_TEST(has("crius_criusd_jobs{state=\"RUNNING\"} 1"));
+  BOOST_TEST(t.find("state=\"PENDING\"") == std::string::npos);  // gauges: the last round only
+  r.jobs = {a, b, c};
+  m.round_decided(r, 0.1);
+  const std::string t2 = m.text();
+  BOOST_TEST(t2.find("crius_criusd_jobs_not_considered{reason=\"reservation\"} 1") != std::string::npos, t2);
+  BOOST_TEST(t2.find("crius_criusd_jobs_not_considered{reason=\"dependency\"} 1") != std::string::npos);
+  BOOST_TEST(t2.find("maint") == std::string::npos);
+  const std::regex sample(R"(^[a-z_]+(\{[a-z_]+="[^"\\]*"\})? [0-9.e+-]+$)"), comment(R"(^# (HELP|TYPE) [a-z_]+ .+$)");
+  std::istringstream lines(t2);
+  int samples = 0;
+  for (std::string line; std::getline(lines, line);) {
+    BOOST_TEST((std::regex_match(line, sample) || std::regex_match(line, comment)), line);
+    samples += line[0] != '#';
+  }
+  BOOST_TEST(samples >= 8);
 }

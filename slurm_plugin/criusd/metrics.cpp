@@ -1,0 +1,124 @@
+#include "slurm_plugin/criusd/metrics.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace crius::slurm {
+
+namespace {
+
+// A label value as the exposition format wants it: backslash, quote and newline escaped
+// (Slurm's job state names and criusd's own kinds: bounded anyway).
+std::string label(std::string_view v) {
+  std::string out;
+  for (char c : v.substr(0, 128)) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+// The kind of reason a job is not offered to the policy: a fixed, short label (the texts name
+// jobs, reservations and models). Matched on the texts controller.cpp gives; "other" else.
+std::string reason_kind(std::string_view why) {
+  static const std::pair<std::string_view, std::string_view> kinds[] = {
+      {"a move is in progress", "move_in_progress"},
+      {"pinned by the user", "pinned_cell"},
+      {"its user, account, partition or QOS is on a skip list", "skip_list"},
+      {"pinned to nodes", "pinned_nodes"},
+      {"a component of heterogeneous job", "hetjob"},
+      {"pending tasks", "array_tasks"},
+      {"in reservation", "reservation"},
+      {"requeued by Slurm after it ran", "requeued_by_slurm"},
+      {"held", "held"},
+      {"waits for a dependency", "dependency"},
+      {"waits for its begin time", "begin_time"},
+      {"pending for", "not_for_resources"},
+      {"Slurm lets it into none of the partitions", "no_partition"},
+      {"not movable", "not_movable"},
+      {"its record does not read", "bad_record"},
+  };
+  for (const auto& [prefix, kind] : kinds)
+    if (why.substr(0, prefix.size()) == prefix) return std::string(kind);
+  return "other";
+}
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+}  // namespace
+
+void Metrics::round_decided(const Round& r, double decide_s) {
+  ++m_rounds;
+  m_decide_s_last = decide_s;
+  m_decide_s_sum += decide_s;
+  m_jobs_by_state.clear();
+  m_not_considered.clear();
+  for (const auto& j : r.jobs) {
+    ++m_jobs_by_state[j.state];
+    if (j.considered.rfind("no: ", 0) == 0) ++m_not_considered[reason_kind(std::string_view(j.considered).substr(4))];
+  }
+}
+
+std::string Metrics::text() const {
+  std::string t;
+  auto head = [&](const char* name, const char* type, const char* help) {
+    t += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+  };
+  head("crius_criusd_rounds_total", "counter", "Rounds that read Slurm and decided.");
+  t += "crius_criusd_rounds_total " + std::to_string(m_rounds) + "\n";
+  head("crius_criusd_round_failures_total", "counter",
+       "Rounds that could not read Slurm or decide.");
+  t += "crius_criusd_round_failures_total " + std::to_string(m_round_failures) + "\n";
+  head("crius_criusd_decide_seconds", "gauge", "Time the last round took to decide.");
+  t += "crius_criusd_decide_seconds " + number(m_decide_s_last) + "\n";
+  head("crius_criusd_decide_seconds_total", "counter", "Time all rounds took to decide.");
+  t += "crius_criusd_decide_seconds_total " + number(m_decide_s_sum) + "\n";
+  head("crius_criusd_actions_total", "counter",
+       "Steps applied to jobs by kind: update_pending (a pending job's new Cell), checkpoint (a move "
+       "starts), requeue, finish_move (a move ends).");
+  for (const auto& [k, n] : m_actions) t += "crius_criusd_actions_total{kind=\"" + label(k) + "\"} " + std::to_string(n) + "\n";
+  head("crius_criusd_action_failures_total", "counter", "Steps Slurm refused, by kind.");
+  for (const auto& [k, n] : m_action_failures)
+    t += "crius_criusd_action_failures_total{kind=\"" + label(k) + "\"} " + std::to_string(n) + "\n";
+  head("crius_criusd_jobs", "gauge", "Crius jobs in the last round by Slurm state.");
+  for (const auto& [s, n] : m_jobs_by_state) t += "crius_criusd_jobs{state=\"" + label(s) + "\"} " + std::to_string(n) + "\n";
+  head("crius_criusd_jobs_not_considered", "gauge",
+       "Crius jobs of the last round the policy may not place or move, by the kind of reason (criusd(8)).");
+  for (const auto& [r, n] : m_not_considered)
+    t += "crius_criusd_jobs_not_considered{reason=\"" + label(r) + "\"} " + std::to_string(n) + "\n";
+  return t;
+}
+
+Result<void> Metrics::write(const std::string& path) const {
+  const std::string tmp = path + ".tmp";
+  ::unlink(tmp.c_str());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return make_error("metrics_file " + tmp + ": " + std::strerror(errno));
+  const std::string body = text();
+  bool ok = ::fchmod(fd, 0644) == 0;
+  for (std::size_t done = 0; ok && done < body.size();) {
+    const ssize_t n = ::write(fd, body.data() + done, body.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += static_cast<std::size_t>(n);
+  }
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmp.c_str());
+    return make_error("metrics_file " + path + ": " + std::strerror(e));
+  }
+  return {};
+}
+
+}  // namespace crius::slurm
