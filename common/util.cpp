@@ -196,17 +196,21 @@ Result<std::string> read_file(const std::string& path) {
   return ss.str();
 }
 
+bool write_all(int fd, std::string_view text) {
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
 Result<void> write_private_file(const std::string& path, std::string_view text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     return make_error(path + ": cannot write (" + (errno == ELOOP ? std::string("a symbolic link") : std::strerror(errno)) + ")");
-  bool ok = ::fchmod(fd, 0600) == 0;
-  for (std::size_t done = 0; ok && done < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) done += static_cast<std::size_t>(n);
-  }
+  bool ok = ::fchmod(fd, 0600) == 0 && write_all(fd, text);
   const int saved = errno;
   if (::close(fd) != 0) ok = false;
   if (!ok) return make_error(path + ": write error (" + std::strerror(saved ? saved : errno) + ")");

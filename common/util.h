@@ -50,6 +50,8 @@ std::vector<std::string> split_csv(std::string_view line);
 
 // The whole file; the error names the path and the reason ("PATH: cannot open file (...)").
 Result<std::string> read_file(const std::string& path);
+// Writes all of `text` to an open file descriptor (EINTR retried); false on an error (errno).
+bool write_all(int fd, std::string_view text);
 // Writes `text` to `path`, readable by its owner only (mode 0600, also when it existed), never
 // through a symbolic link: for files that hold other users' data.
 Result<void> write_private_file(const std::string& path, std::string_view text);

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/util.h"
+
 namespace crius::slurm {
 
 namespace {
@@ -105,13 +107,7 @@ Result<void> Metrics::write(const std::string& path) const {
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return make_error("metrics_file " + tmp + ": " + std::strerror(errno));
   const std::string body = text();
-  bool ok = ::fchmod(fd, 0644) == 0;
-  for (std::size_t done = 0; ok && done < body.size();) {
-    const ssize_t n = ::write(fd, body.data() + done, body.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) done += static_cast<std::size_t>(n);
-  }
+  bool ok = ::fchmod(fd, 0644) == 0 && util::write_all(fd, body);
   ok = ::close(fd) == 0 && ok;
   if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
     const int e = errno;
