@@ -31,6 +31,11 @@ export OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1
 # nodes that share one host talk over loopback; nodes that are hosts over their own network
 [ "${CRIUS_LAB_HOSTS:-0}" = 1 ] || export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 trace=$TOP/tests/data/traces/runtime_trace.csv
+# Not this lab's SLURM_CONF (as on a site's cluster): crius mode starts no criusd there.
+CRIUS_LAB_DIR=/nonexistent crius-replay --trace "$trace" --cluster "$CRIUS_CONF" --mode crius --jobs 1 \
+  --out "$TEST_TMP/refused" >refused.out 2>&1 && fail "crius-replay started criusd on a cluster that is not a crius-lab one"
+grep -q "is not a crius-lab cluster: .*give --no-criusd" refused.out || { cat refused.out; fail "no reason for the refusal"; }
+[ ! -e "$TEST_TMP/refused" ] || fail "the refused replay created its folder"
 for mode in slurm crius; do
   crius-replay --trace "$trace" --cluster "$CRIUS_CONF" --mode $mode --jobs 5 --time-scale 120 \
     --out "$TEST_TMP/$mode" --timeout 400 >"$mode.out" 2>"$mode.err" ||
