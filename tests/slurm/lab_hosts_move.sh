@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # A move across real network hosts, as a site runs it: on a lab whose nodes are hosts of their
 # own (network, host name, cgroups: scripts/crius-lab) a movable two-node crius job runs
-# `crius-launch -- crius-train` with the default launcher (mpirun, no --master-addr). job_submit
-# puts it on v100:2x1 (two hosts of one GPU each) while two plain jobs hold the four GPUs of the
-# a100 host; when one of them ends, criusd moves it to a100:1x2: the checkpoint signal reaches
-# every rank on both hosts, the job checkpoints, is requeued and resumes from its checkpoint on
-# the new Cell. Before and after the move each task opens every fake GPU device file: those of
+# `crius-launch -- crius-train` with the default launcher (mpirun, no --master-addr), then the
+# same with `--launcher srun`. job_submit puts it on v100:2x1 (two hosts of one GPU each) while
+# two plain jobs hold the four GPUs of the a100 host; when one of them ends, criusd moves it to
+# a100:1x2: the checkpoint signal reaches every rank on both hosts, the job checkpoints, is
+# requeued and resumes from its checkpoint on the new Cell. Before and after the move each task opens every fake GPU device file: those of
 # its allocation open (ENXIO: no driver), the other job's GPUs are refused by the job's device
 # cgroup (EPERM).
 set -u
@@ -45,54 +45,58 @@ done
 echo "gpus $(hostname) run=${SLURM_RESTART_COUNT:-0} cvd=$CUDA_VISIBLE_DEVICES open=${ok%,} denied=${denied%,}"
 P
 chmod +x probe.sh
-cat >train.sh <<J
+# scenario NAME LAUNCHER-OPTIONS: the move, with crius-launch's default launcher (mpirun) or
+# another; the lab is empty again at its end.
+scenario() {
+local name=$1 launcher=$2
+cat >"$name.sh" <<J
 #!/bin/bash
 export OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1
-srun --ntasks-per-node=1 "$TEST_TMP/probe.sh" >>"$TEST_TMP/gpus.log" || exit 10
-exec crius-launch -- crius-train --steps 1000000 --hidden 32 --heads 4 --ffn 64 --seq 8 --vocab 64 \
-  --no-estimate -q --checkpoint-dir "$TEST_TMP/ckpt" --checkpoint-every 2 --resume
+srun --ntasks-per-node=1 "$TEST_TMP/probe.sh" >>"$TEST_TMP/$name.gpus.log" || exit 10
+exec crius-launch $launcher -- crius-train --steps 1000000 --hidden 32 --heads 4 --ffn 64 --seq 8 --vocab 64 \
+  --no-estimate -q --checkpoint-dir "$TEST_TMP/$name.ckpt" --checkpoint-every 2 --resume
 J
-chmod +x train.sh
+chmod +x "$name.sh"
 
 blocker=$(sbatch --parsable -p a100 -N1 --gres=gpu:a100:2 -o /dev/null --wrap 'sleep 600') || fail "plain sbatch"
 wait_state "$blocker" RUNNING
 other=$(sbatch --parsable -p a100 -N1 --gres=gpu:a100:2 -o /dev/null --wrap 'sleep 600') || fail "plain sbatch"
 wait_state "$other" RUNNING
 # criusd's report of the free GPUs is what job_submit decides an arriving job with
-criusd --once 2>once.err || { cat once.err; fail "criusd --once failed"; }
-id=$(sbatch --parsable -o train.out --open-mode=append --crius-movable --crius-model=bert__1.3B \
-  --crius-global-batch=256 --crius-iters=100000 train.sh) || fail "crius sbatch"
+criusd --once 2>"$name.once.err" || { cat "$name.once.err"; fail "$name: criusd --once failed"; }
+id=$(sbatch --parsable -o "$name.out" --open-mode=append --crius-movable --crius-model=bert__1.3B \
+  --crius-global-batch=256 --crius-iters=100000 "$name.sh") || fail "crius sbatch"
 wait_state "$id" RUNNING
 from=$(job_field "$id" AdminComment | jq -c .cell)
 [ "$(jq -r '"\(.gpu):\(.nodes)x\(.gpus_per_node)"' <<<"$from")" = v100:2x1 ] ||
-  fail "test premise: job_submit should give the job v100:2x1 (a100 full), it gave $from"
-for _ in $(seq 300); do grep -q "checkpoint .* at step" train.out && break; sleep 0.2; done
-grep -q "checkpoint .* at step" train.out || { cat train.out; fail "crius-train did not start training"; }
+  fail "$name: test premise: job_submit should give the job v100:2x1 (a100 full), it gave $from"
+for _ in $(seq 300); do grep -q "checkpoint .* at step" "$name.out" && break; sleep 0.2; done
+grep -q "checkpoint .* at step" "$name.out" || { cat "$name.out"; fail "$name: crius-train did not start training"; }
 
 scancel "$blocker"
-criusd 2>criusd.err & pids+=($!)
+criusd 2>"$name.criusd.err" & pids=($!)
 for _ in $(seq 450); do
   [ "$(job_field "$id" Restarts)" = 1 ] && [ "$(job_field "$id" JobState)" = RUNNING ] &&
-    grep -q "resumed from" train.out && grep -q "^gpus .* run=1 " gpus.log 2>/dev/null && break
+    grep -q "resumed from" "$name.out" && grep -q "^gpus .* run=1 " "$name.gpus.log" 2>/dev/null && break
   sleep 0.2
 done
 kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null
-cat criusd.err
-echo "--- train.out"; cat train.out
-echo "--- gpus.log"; cat gpus.log
+cat "$name.criusd.err"
+echo "--- $name.out"; cat "$name.out"
+echo "--- $name.gpus.log"; cat "$name.gpus.log"
 to=$(job_field "$id" AdminComment | jq -c .cell)
 echo "moved from $from to $to"
-[ "$(job_field "$id" Restarts)" = 1 ] || fail "job $id was requeued $(job_field "$id" Restarts) times"
-[ "$(jq -r .gpu <<<"$to")" = a100 ] || fail "job $id was not moved to a100: $to"
-grep -q "the signal reached 2 of 2 ranks" train.out || fail "the checkpoint signal did not reach both ranks on their two hosts"
-grep -q "resumed from .* at step [1-9]" train.out || fail "the moved job did not resume from its checkpoint"
-grep -q "criusd moved this job to Cell a100:" train.out || fail "crius-launch did not run the record's new Cell"
+[ "$(job_field "$id" Restarts)" = 1 ] || fail "$name: job $id was requeued $(job_field "$id" Restarts) times"
+[ "$(jq -r .gpu <<<"$to")" = a100 ] || fail "$name: job $id was not moved to a100: $to"
+grep -q "the signal reached 2 of 2 ranks" "$name.out" || fail "$name: the checkpoint signal did not reach both ranks on their two hosts"
+grep -q "resumed from .* at step [1-9]" "$name.out" || fail "$name: the moved job did not resume from its checkpoint"
+grep -q "criusd moved this job to Cell a100:" "$name.out" || fail "$name: crius-launch did not run the record's new Cell"
 
 # GPU binding: on v100:2x1 one task per host, whose GPU 0 opens (the files of GPUs 1-3 are no
 # GRES of a v100 node: no cgroup rule names them); on a100:1x2 the GPUs the ended job held (0,1,
 # Slurm's first fit) open and the other job's (2,3) are refused; CUDA_VISIBLE_DEVICES counts
 # within the allocation.
-python3 - gpus.log <<'PY' || fail "tasks saw GPUs outside their allocation"
+python3 - "$name.gpus.log" <<'PY' || fail "$name: tasks saw GPUs outside their allocation"
 import sys
 runs = {}
 for line in open(sys.argv[1]):
@@ -105,6 +109,13 @@ assert runs["run=1"] == {"a100-1": ("cvd=0,1", "open=0,1", "denied=2,3")}, runs
 print("each task reached only its allocation's GPUs, before and after the move")
 PY
 scancel "$id" "$other"
+for j in $id $other; do
+  for _ in $(seq 100); do case $(job_field "$j" JobState) in RUNNING|PENDING|COMPLETING) sleep 0.2 ;; *) break ;; esac; done
+done
+echo "$name: passed"
+}
+scenario mpirun ""
+scenario srun "--launcher srun"
 echo "lab_hosts_move passed"
 INNER
 chmod +x "$TEST_TMP/inner.sh"
