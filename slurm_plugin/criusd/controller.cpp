@@ -376,6 +376,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     if (!*parsed) {  // a record criusd cannot read: skipped, reported, never touched
       status.problem = parsed->error();
       status.considered = "no: its record does not read";
+      status.not_considered = "bad_record";
       round.jobs.push_back(status);
       continue;
     }
@@ -392,8 +393,9 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     } else if (auto p = tput.best(rec.request.model, rec.request.global_batch, shape, rec.request.runtime); p.feasible) {
       status.est_iter_time_s = p.iter_time_s;
     }
-    auto skip = [&](const std::string& why) {
+    auto skip = [&](const char* kind, const std::string& why) {
       status.considered = "no: " + why;
+      status.not_considered = kind;
       round.jobs.push_back(status);
     };
 
@@ -461,61 +463,61 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       // Where the job goes: its target nodes, or, the move finishing, the nodes it is pinned to.
       if (rec.move && !(running && phase == "requeued")) promise(rec.move->nodes, rec.move->target.gpus_per_node, sj.nodes);
       if (!rec.move) promise(rec.nodes, rec.cell.gpus_per_node, {});
-      skip("a move is in progress");
+      skip("move_in_progress", "a move is in progress");
       continue;
     }
     if (!status.problem.empty()) {
-      skip(status.problem);
+      skip("problem", status.problem);
       continue;
     }
     if (rec.pinned()) {
-      skip("pinned by the user (--crius-cell or -p)");
+      skip("pinned_cell", "pinned by the user (--crius-cell or -p)");
       continue;
     }
     if (listed(m_options.skip_users, sj.user) || listed(m_options.skip_accounts, sj.account) ||
         listed(m_options.skip_partitions, sj.partition) || listed(m_options.skip_qos, sj.qos)) {
-      skip("its user, account, partition or QOS is on a skip list of [criusd]");
+      skip("skip_list", "its user, account, partition or QOS is on a skip list of [criusd]");
       continue;
     }
     if (!sj.req_nodes.empty() && !same_nodes(sj.req_nodes, rec.nodes)) {  // not criusd's pin
-      skip("pinned to nodes by the user (-w)");
+      skip("pinned_nodes", "pinned to nodes by the user (-w)");
       continue;
     }
     if (sj.het_job_id != 0) {
-      skip("a component of heterogeneous job " + std::to_string(sj.het_job_id) + " (crius leaves hetjobs to Slurm)");
+      skip("hetjob", "a component of heterogeneous job " + std::to_string(sj.het_job_id) + " (crius leaves hetjobs to Slurm)");
       continue;
     }
     if (!sj.array_tasks.empty() && !sj.array_task_id) {
-      skip("pending tasks " + sj.array_tasks + " of job array " + std::to_string(sj.array_job_id) +
+      skip("array_tasks", "pending tasks " + sj.array_tasks + " of job array " + std::to_string(sj.array_job_id) +
            " (each is considered once Slurm makes it a job of its own)");
       continue;
     }
     if (!sj.reservation.empty()) {
-      skip("in reservation " + sj.reservation + " (Slurm places it there)");
+      skip("reservation", "in reservation " + sj.reservation + " (Slurm places it there)");
       continue;
     }
     if (std::string d = differs(sj, rec, running); !d.empty()) {
       status.problem = "its Slurm state differs from its record: " + d;
-      skip(status.problem);
+      skip("state_differs", status.problem);
       continue;
     }
     if (!running && sj.restarts > 0 && !rec.request.movable) {
-      skip("requeued by Slurm after it ran; it keeps its Cell and plan (not --crius-movable)");
+      skip("requeued_by_slurm", "requeued by Slurm after it ran; it keeps its Cell and plan (not --crius-movable)");
       continue;
     }
     if (!running) {
       // Only jobs Slurm could start now: not held, not waiting for a dependency or a begin time.
       if (sj.priority == 0 || sj.reason.rfind("JobHeld", 0) == 0) {
-        skip("held");
+        skip("held", "held");
         continue;
       }
       if (sj.reason.rfind("Dependency", 0) == 0) {
-        skip("waits for a dependency");
+        skip("dependency", "waits for a dependency");
         continue;
       }
       if (sj.reason == "BeginTime" || sj.begin_time > snap.now) {
         if (!rec.nodes.empty() && same_nodes(sj.req_nodes, rec.nodes)) promise(rec.nodes, rec.cell.gpus_per_node, {});
-        skip("waits for its begin time");
+        skip("begin_time", "waits for its begin time");
         continue;
       }
       // ReqNodeNotAvail: the nodes it may use (its partition's, or criusd's pin) are down,
@@ -525,7 +527,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       // Cell within them, or leaves.
       if (sj.reason != "None" && sj.reason != "Resources" && sj.reason != "Priority" &&
           sj.reason != "ReqNodeNotAvail" && !over_a_limit(sj.reason)) {
-        skip("pending for " + sj.reason + ", not for resources");
+        skip("not_for_resources", "pending for " + sj.reason + ", not for resources");
         continue;
       }
     }
@@ -563,7 +565,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       const bool none = std::none_of(job.partition_max_nodes.begin(), job.partition_max_nodes.end(),
                                      [](int m) { return m >= 0; });
       if (none || cap.gpus == 0 || cap.nodes == 0) {  // it stays as it is; a running job keeps its GPUs
-        skip("Slurm lets it into none of the partitions of crius.toml: " +
+        skip("no_partition", "Slurm lets it into none of the partitions of crius.toml: " +
              (none ? util::join(refused, "; ") : std::string("its limits allow no GPUs")));
         continue;
       }
@@ -611,7 +613,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       else if (user_moves[sj.user] >= m_options.max_moves_per_user_per_hour)
         fixed = "its user's jobs moved max_moves_per_user_per_hour times";
       if (!fixed.empty()) {  // its GPUs stay taken (counted below with the other jobs')
-        skip("not movable: " + fixed);
+        skip("not_movable", "not movable: " + fixed);
         continue;
       }
       job.first_start = static_cast<double>(sj.start_time);
@@ -680,7 +682,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
                                 " GPUs in use on node " + n.name + ", the records of crius's jobs there " +
                                 std::to_string(mine);
         for (auto& st : round.jobs)
-          if (st.job == crius_jobs[i].first->id) st.problem = why, st.considered = "no: " + why;
+          if (st.job == crius_jobs[i].first->id) st.problem = why, st.considered = "no: " + why, st.not_considered = "state_differs";
       }
     }
   };

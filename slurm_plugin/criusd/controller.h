@@ -90,6 +90,7 @@ struct JobStatus {
   std::string move;            // in-flight move, "" if none
   std::string problem;         // a record that does not parse, a model that is unknown
   std::string considered;      // "policy" when offered to the policy, else why not
+  std::string not_considered;  // why not, as a fixed kind for metrics ("held", "not_movable", ...)
 };
 
 struct Round {

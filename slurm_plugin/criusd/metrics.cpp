@@ -26,31 +26,6 @@ std::string label(std::string_view v) {
   return out;
 }
 
-// The kind of reason a job is not offered to the policy: a fixed, short label (the texts name
-// jobs, reservations and models). Matched on the texts controller.cpp gives; "other" else.
-std::string reason_kind(std::string_view why) {
-  static const std::pair<std::string_view, std::string_view> kinds[] = {
-      {"a move is in progress", "move_in_progress"},
-      {"pinned by the user", "pinned_cell"},
-      {"its user, account, partition or QOS is on a skip list", "skip_list"},
-      {"pinned to nodes", "pinned_nodes"},
-      {"a component of heterogeneous job", "hetjob"},
-      {"pending tasks", "array_tasks"},
-      {"in reservation", "reservation"},
-      {"requeued by Slurm after it ran", "requeued_by_slurm"},
-      {"held", "held"},
-      {"waits for a dependency", "dependency"},
-      {"waits for its begin time", "begin_time"},
-      {"pending for", "not_for_resources"},
-      {"Slurm lets it into none of the partitions", "no_partition"},
-      {"not movable", "not_movable"},
-      {"its record does not read", "bad_record"},
-  };
-  for (const auto& [prefix, kind] : kinds)
-    if (why.substr(0, prefix.size()) == prefix) return std::string(kind);
-  return "other";
-}
-
 std::string number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.9g", v);
@@ -67,7 +42,7 @@ void Metrics::round_decided(const Round& r, double decide_s) {
   m_not_considered.clear();
   for (const auto& j : r.jobs) {
     ++m_jobs_by_state[j.state];
-    if (j.considered.rfind("no: ", 0) == 0) ++m_not_considered[reason_kind(std::string_view(j.considered).substr(4))];
+    if (!j.not_considered.empty()) ++m_not_considered[j.not_considered];
   }
 }
 

@@ -478,6 +478,12 @@ BOOST_FIXTURE_TEST_CASE(only_jobs_slurm_could_start_in_priority_order, Fixture) 
   BOOST_TEST(considered[11] == "no: waits for a dependency");
   BOOST_TEST(considered[12] == "no: waits for its begin time");
   BOOST_TEST(considered[13] == "policy");
+  std::map<std::uint32_t, std::string> kinds;  // the fixed kinds criusd's metrics count
+  for (const auto& st : round->jobs) kinds[st.job] = st.not_considered;
+  BOOST_TEST(kinds[10] == "held");
+  BOOST_TEST(kinds[11] == "dependency");
+  BOOST_TEST(kinds[12] == "begin_time");
+  BOOST_TEST(kinds[13] == "");
 
   // The same with the priorities swapped: the other job gets it.
   s.jobs[6].priority = 5000;
@@ -1149,14 +1155,14 @@ BOOST_AUTO_TEST_CASE(per_job_limits_published_for_job_submit) {
 
 // The metrics file: Prometheus text format (every sample line "name{labels} value", each
 // family with HELP and TYPE), counters that add up over rounds, gauges of the last round, and
-// reasons as fixed kinds, never the job's own text.
+// reasons as the controller's fixed kinds, never the job's own text.
 BOOST_AUTO_TEST_CASE(metrics_count_rounds_actions_and_reasons) {
   Metrics m;
   Round r;
   JobStatus a, b, c;
   a.state = "RUNNING", a.considered = "policy";
-  b.state = "PENDING", b.considered = "no: in reservation maint\"x (Slurm places it there)";
-  c.state = "PENDING", c.considered = "no: waits for a dependency";
+  b.state = "PENDING", b.considered = "no: in reservation maint\"x (Slurm places it there)", b.not_considered = "reservation";
+  c.state = "PENDING", c.considered = "no: waits for a dependency", c.not_considered = "dependency";
   r.jobs = {a, b, c};
   m.round_decided(r, 0.25);
   m.action(Action::Kind::checkpoint, true);
