@@ -325,11 +325,16 @@ BOOST_FIXTURE_TEST_CASE(bad_criusd_section_names_the_key, Fixture) {
   BOOST_TEST(o.error().find("intervall_s") != std::string::npos);
   cluster->table = toml::parse("[criusd]\ncheckpoint_signal = \"KILLME\"\n");
   BOOST_TEST(!load_controller_options(*cluster).ok());
-  cluster->table = toml::parse("[criusd]\ninterval_s = 5\npolicy = \"gavel\"\n");
+  cluster->table = toml::parse("[criusd]\nmetrics_file = \"criusd.prom\"\n");
+  auto relative = load_controller_options(*cluster);
+  BOOST_TEST_REQUIRE(!relative.ok());
+  BOOST_TEST(relative.error().find("[criusd] metrics_file must be an absolute path") != std::string::npos, relative.error());
+  cluster->table = toml::parse("[criusd]\ninterval_s = 5\npolicy = \"gavel\"\nmetrics_file = \"/run/criusd/criusd.prom\"\n");
   auto good = load_controller_options(*cluster);
   BOOST_TEST_REQUIRE(good.ok(), why(good));
   BOOST_TEST(good->interval_s == 5);
   BOOST_TEST(good->policy == "gavel");
+  BOOST_TEST(good->metrics_file == "/run/criusd/criusd.prom");
 }
 
 BOOST_FIXTURE_TEST_CASE(running_job_grows_when_gpus_are_idle, Fixture) {
