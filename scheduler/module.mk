@@ -1,6 +1,6 @@
 # scheduler/: the scheduler core (cluster state, jobs, policies incl. the
 # baselines) in $(B)/libcrius_sched.a, and crius-sim.
-SCHED_SRCS := scheduler/types.cpp scheduler/throughput.cpp \
+SCHED_SRCS := scheduler/objective.cpp scheduler/types.cpp scheduler/throughput.cpp \
   scheduler/placement.cpp scheduler/policy.cpp scheduler/scheduler.cpp \
   scheduler/simulator.cpp scheduler/report.cpp scheduler/live.cpp \
   scheduler/policies/crius.cpp scheduler/policies/fcfs.cpp scheduler/policies/gandiva.cpp \

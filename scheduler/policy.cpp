@@ -30,8 +30,16 @@ bool Context::allowed(const Job& j, int partition, const Cell& shape) const {
 
 double restart_cost(const PolicyOptions& o, bool cell_policy, int gpus) {
   if (o.restart_model == RestartModel::flat) return o.restart_cost_s;
+  if (o.restart_model == RestartModel::live) return o.checkpoint_grace_s + o.restart_cost_s;
   const double per_gpu = cell_policy ? 10 : 150, cap = cell_policy ? 40 : 600;
   return std::min(cap, per_gpu * std::max(1, gpus));
+}
+
+std::optional<PlacedShape> Policy::arrive(const Context& ctx, std::size_t i) {
+  const Job& j = *ctx.jobs[i];
+  for (const PlacedShape& ps : shapes_for(ctx.cluster, j.req_gpu, j.req_gpus))
+    if (ctx.allowed(j, ps.partition, ps.shape)) return ps;
+  return std::nullopt;
 }
 
 Result<void> Policy::runnable(const Job& job, const Context& ctx) const {

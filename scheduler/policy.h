@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "estimator/result.h"
+#include "scheduler/objective.h"
 #include "scheduler/placement.h"
 #include "scheduler/throughput.h"
 #include "scheduler/types.h"
@@ -22,13 +23,19 @@ namespace crius::scheduler {
 // How a move, resize or resume is charged: `flat`, restart_cost_s for every job of every
 // policy; `paper`, as the Crius paper charged it, per GPU of the new allocation with a cap,
 // 10 s (at most 40) for a Cell policy, whose Cells spare the re-tuning, and 150 s (at most
-// 600) for the baselines, accrued as time debt (a move during a restart adds to it).
-enum class RestartModel { flat, paper };
+// 600) for the baselines, accrued as time debt (a move during a restart adds to it); `live`,
+// as criusd moves a job on Slurm: the checkpoint grace, then restart_cost_s (requeue, the new
+// start and the work since the checkpoint), for every policy.
+enum class RestartModel { flat, paper, live };
 
 struct PolicyOptions {
   double interval_s = 300;       // round length
-  double restart_cost_s = 60;    // lost time of a job that is moved, resized or resumed (flat)
+  double restart_cost_s = 60;    // lost time of a job that is moved, resized or resumed (flat, live)
   RestartModel restart_model = RestartModel::flat;
+  double checkpoint_grace_s = 0; // live: between the checkpoint signal and the requeue
+  // How the crius policy chooses among a job's Cells that place now (objective.h): the same
+  // rule job_submit applies at submission ([job_submit] objective).
+  Objective objective = Objective::throughput;
   // Deadline mode: every policy takes its queue earliest deadline first (within the resource
   // manager's priority), and crius chooses Cells that meet deadlines (deadline_cells).
   bool deadline_mode = false;
@@ -84,6 +91,11 @@ class Policy {
   // A Cell policy (crius) moves a job between Cells whose plans it already has: the paper's
   // restart model charges it less than a baseline that re-tunes after every change.
   virtual bool cell_policy() const { return false; }
+  // The Cell ctx.jobs[i], submitted now, waits in until the resource manager starts it, with
+  // the others as they run: job_submit's step at submission, which crius-sim's live restart
+  // model takes at each arrival. The default has no such step: what the job requested (the
+  // consolidated shape), nullopt where no partition holds it.
+  virtual std::optional<PlacedShape> arrive(const Context& ctx, std::size_t i);
   // Whether this policy could ever run the job on this cluster (e.g. fcfs needs
   // the requested type and count to fit in memory). Unrunnable jobs are reported.
   virtual Result<void> runnable(const Job& job, const Context& ctx) const;

@@ -113,20 +113,35 @@ Result<void> Scheduler::runnable(const ClusterState& cluster, const Job& job) {
   return m_policy.runnable(job, ctx);
 }
 
-Result<std::vector<Decision>> Scheduler::decide(const ClusterState& cluster,
-                                                const std::vector<Job>& jobs, double now) {
-  Context ctx{cluster, {}, now, m_tput, m_options, tie_ranks(cluster.nodes.size(), m_options.seed)};
+// The round's view: the running jobs and the pending ones submitted by `now`, in queue order:
+// the resource manager's priority (crius-sim: all equal), then the earliest deadline in
+// deadline mode, then submission.
+static Context round_context(const ClusterState& cluster, const std::vector<Job>& jobs, double now,
+                             ThroughputSource& tput, const PolicyOptions& options) {
+  Context ctx{cluster, {}, now, tput, options, tie_ranks(cluster.nodes.size(), options.seed)};
   for (const Job& j : jobs)
     if ((j.state == JobState::pending && j.submit_time <= now) || j.state == JobState::running)
       ctx.jobs.push_back(&j);
-  // The queue order: the resource manager's priority (crius-sim: all equal), then the earliest
-  // deadline in deadline mode, then submission.
-  const bool edf = m_options.deadline_mode;
+  const bool edf = options.deadline_mode;
   std::stable_sort(ctx.jobs.begin(), ctx.jobs.end(), [edf](const Job* a, const Job* b) {
     if (a->priority != b->priority) return a->priority > b->priority;
     if (edf && a->deadline != b->deadline) return a->deadline < b->deadline;
     return a->submit_time != b->submit_time ? a->submit_time < b->submit_time : a->id < b->id;
   });
+  return ctx;
+}
+
+std::optional<PlacedShape> Scheduler::arrive(const ClusterState& cluster, const std::vector<Job>& jobs,
+                                             const Job& job, double now) {
+  Context ctx = round_context(cluster, jobs, now, m_tput, m_options);
+  auto at = std::find(ctx.jobs.begin(), ctx.jobs.end(), &job);
+  if (at == ctx.jobs.end() || job.state != JobState::pending) return std::nullopt;
+  return m_policy.arrive(ctx, static_cast<std::size_t>(at - ctx.jobs.begin()));
+}
+
+Result<std::vector<Decision>> Scheduler::decide(const ClusterState& cluster,
+                                                const std::vector<Job>& jobs, double now) {
+  Context ctx = round_context(cluster, jobs, now, m_tput, m_options);
   std::vector<Target> targets = m_policy.schedule(ctx);
   if (targets.size() != ctx.jobs.size())
     return make_error("policy " + m_policy.name() + " returned a wrong number of targets");

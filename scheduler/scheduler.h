@@ -23,6 +23,10 @@ class Scheduler {
   Result<std::vector<Decision>> decide(const ClusterState& cluster, const std::vector<Job>& jobs,
                                        double now);
   Result<void> runnable(const ClusterState& cluster, const Job& job);
+  // The Cell `job` (one of `jobs`, pending, submitted by `now`) waits in from its submission
+  // (Policy::arrive).
+  std::optional<PlacedShape> arrive(const ClusterState& cluster, const std::vector<Job>& jobs, const Job& job,
+                                    double now);
   const PolicyOptions& options() const { return m_options; }
   Policy& policy() { return m_policy; }
 

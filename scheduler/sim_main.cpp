@@ -1,6 +1,7 @@
 // crius-sim: trace-driven simulation of the scheduler policies (crius-sim(1)).
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -89,9 +90,22 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 2.0));
   app.add_option("--truth-seed", truth_seed, "noisy: the seed of the per-shape errors (1)");
   app.add_option("--restart-model", restart_model,
-                 "flat (--restart-cost for every move) or paper (per GPU, capped: crius 10 s up to 40 s, "
-                 "the baselines 150 s up to 600 s, accrued as time debt)")
-      ->check(CLI::IsMember({"flat", "paper"}));
+                 "flat (--restart-cost for every move), paper (per GPU, capped: crius 10 s up to 40 s, "
+                 "the baselines 150 s up to 600 s, accrued as time debt) or live (Slurm with job_submit and "
+                 "criusd: Cells given at submission, Slurm's starts every --tick, a move costs "
+                 "--checkpoint-grace + --restart-cost, a start --start-latency)")
+      ->check(CLI::IsMember({"flat", "paper", "live"}));
+  double tick_s = 30, start_latency_s = 0;
+  std::string objective = "throughput";
+  app.add_option("--tick", tick_s, "live: seconds between Slurm's scheduling passes (30; divides --interval)");
+  app.add_option("--start-latency", start_latency_s,
+                 "live: seconds from a job's start to its first iteration (0)");
+  app.add_option("--checkpoint-grace", popt.checkpoint_grace_s,
+                 "live: seconds between a move's checkpoint signal and its requeue, as criusd's "
+                 "checkpoint_grace_s (0)");
+  app.add_option("--objective", objective,
+                 "crius: the Cell a job takes among those that fit, as [job_submit] objective: throughput "
+                 "(the default), efficiency or balanced");
   app.add_flag("--deadline-mode", popt.deadline_mode,
                "every policy takes its queue earliest deadline first (the baselines' EDF variants, named "
                "NAME-edf) and crius chooses Cells that meet deadlines (crius-deadline)");
@@ -135,7 +149,24 @@ int main(int argc, char** argv) {
                 "--restart-cost must be >= 0 seconds, got " + std::to_string(popt.restart_cost_s));
 
   if (oracle) truth_mode = "oracle";
-  popt.restart_model = restart_model == "paper" ? cs::RestartModel::paper : cs::RestartModel::flat;
+  popt.restart_model = restart_model == "paper" ? cs::RestartModel::paper
+                       : restart_model == "live" ? cs::RestartModel::live
+                                                 : cs::RestartModel::flat;
+  if (auto o = cs::parse_objective(objective)) popt.objective = *o;
+  else return fail(kExitUsage, "--objective: " + o.error());
+  for (auto [name, v] : {std::pair{"--tick", tick_s}, {"--start-latency", start_latency_s},
+                         {"--checkpoint-grace", popt.checkpoint_grace_s}})
+    if (!(v >= (name[2] == 't' ? 1 : 0) && v <= 86400))
+      return fail(kExitUsage, std::string(name) + " must be " + (name[2] == 't' ? "1" : "0") +
+                                  " to 86400 seconds, got " + crius::util::fmt(v));
+  if (popt.restart_model == cs::RestartModel::live) {
+    const double k = popt.interval_s / tick_s;
+    if (tick_s > popt.interval_s || std::abs(k - std::round(k)) > 1e-9)
+      return fail(kExitUsage, "--tick " + crius::util::fmt(tick_s) + " must divide --interval " +
+                                  crius::util::fmt(popt.interval_s));
+  } else if (app.count("--tick") || app.count("--start-latency") || app.count("--checkpoint-grace")) {
+    return fail(kExitUsage, "--tick, --start-latency and --checkpoint-grace need --restart-model live");
+  }
 
   std::vector<std::string> policies;
   if (policy == "all") {
@@ -196,6 +227,8 @@ int main(int argc, char** argv) {
     sopt.check_invariants = !no_check;
     sopt.progress = [&](double f) { bar.show(name, f); };
     sopt.truth = &truth;
+    sopt.tick_s = tick_s;
+    sopt.start_latency_s = start_latency_s;
     auto res = cs::simulate(state, *jobs, **pol, tput, sopt);
     bar.done();
     if (!res) return fail(kExitFailure, res.error());

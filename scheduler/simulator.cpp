@@ -102,10 +102,25 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
   Scheduler sched(policy, tput, options.policy);
   ThroughputSource& truth = options.truth ? *options.truth : tput;
   const double interval = options.policy.interval_s;
-  // The time a job loses when it moves onto `a`: flat, or the paper's debt, which accrues.
+  const bool live = options.policy.restart_model == RestartModel::live;
+  const double step = live ? options.tick_s : interval;  // the time between two looks at the cluster
+  if (live && !(options.tick_s > 0 && options.tick_s <= interval))
+    return make_error("simulate: the tick must be > 0 and at most the interval");
+  // The time a job loses when it moves onto `a`: flat, the paper's debt, which accrues, or the
+  // live grace and restart.
   auto restart_until = [&](const Job& j, const Allocation& a, double now) {
     const double cost = restart_cost(options.policy, policy.cell_policy(), a.shape.gpus());
     return options.policy.restart_model == RestartModel::paper ? std::max(now, j.restart_until) + cost : now + cost;
+  };
+  // A start: the first one pays the start latency (live) or nothing, a resume the restart.
+  auto start = [&](Job& j, const Allocation& a, bool opportunistic, double now) {
+    j.state = JobState::running;
+    j.alloc = a;
+    j.opportunistic = opportunistic;
+    j.restart_until = j.first_start < 0 ? now + (live ? options.start_latency_s : 0) : restart_until(j, a, now);
+    if (j.first_start < 0) j.first_start = now;
+    j.held = a.shape;
+    j.held_partition = a.partition;
   };
   std::vector<size_t> order(jobs.size());
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -119,15 +134,32 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
   for (const std::string& t : cluster.gpu_types()) gpu_seconds[t] = 0;
   const double t0 = jobs.empty() ? 0 : jobs[order[0]].submit_time;
   res.start = res.end = t0;
-  double now = t0;
+  double now = t0, next_round = t0;
   size_t arrived = 0, closed = 0;  // closed: finished or unrunnable
   size_t idle_rounds = 0;
+  std::vector<size_t> queue;  // live: the jobs in queue order (the trace's: submission, then id)
+  // The resource manager's pass (live): each waiting job whose Cell fits starts, in queue order.
+  auto slurm_pass = [&](double now) {
+    FreeMap free(cluster);
+    for (const Job& j : jobs)
+      if (j.state == JobState::running) free.take(j.alloc);
+    for (size_t q : queue) {
+      Job& j = jobs[q];
+      if (j.state != JobState::pending || j.held_partition < 0) continue;
+      if (auto a = free.place(j.held_partition, j.held)) {
+        a->shape.stages = tput.best(j.model, j.global_batch, a->shape, j.runtime).stages;
+        free.take(*a);
+        start(j, *a, false, now);
+      }
+    }
+    std::erase_if(queue, [&](size_t q) { return jobs[q].state != JobState::pending; });
+  };
 
   std::int64_t rounds = 0;
   while (closed < jobs.size()) {
     if (++rounds > options.max_rounds)
-      return make_error("the simulation did not end within " + std::to_string(options.max_rounds) + " rounds of " +
-                        util::fmt(interval) + " s (" + util::fmt(now - t0) + " s of trace time): " +
+      return make_error("the simulation did not end within " + std::to_string(options.max_rounds) + (live ? " ticks of " : " rounds of ") +
+                        util::fmt(step) + " s (" + util::fmt(now - t0) + " s of trace time): " +
                         std::to_string(jobs.size() - closed) + " jobs still open; a job runs for longer than the "
                         "simulation can follow (check num_iteration, or raise --interval)");
     while (arrived < order.size() && jobs[order[arrived]].submit_time <= now) {
@@ -137,12 +169,22 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
         j.state = JobState::unrunnable;
         res.unrunnable.push_back("job " + j.name + ": " + ok.error());
         ++closed;
+      } else if (live) {
+        // Decided at its submission, on the GPUs free then; Slurm starts it at once where it fits.
+        if (auto held = sched.arrive(cluster, jobs, j, now)) j.held = held->shape, j.held_partition = held->partition;
+        queue.push_back(static_cast<size_t>(&j - jobs.data()));
+        slurm_pass(now);
       }
     }
-    auto t_begin = std::chrono::steady_clock::now();
-    Result<std::vector<Decision>> decisions = sched.decide(cluster, jobs, now);
-    res.round_wall_s.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t_begin).count());
+    const bool round = !live || now >= next_round - 1e-9;
+    Result<std::vector<Decision>> decisions = std::vector<Decision>{};
+    if (round) {
+      next_round += interval;
+      auto t_begin = std::chrono::steady_clock::now();
+      decisions = sched.decide(cluster, jobs, now);
+      res.round_wall_s.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t_begin).count());
+    }
     if (!decisions) return make_error(decisions.error());
     // Apply: release everything that changes first, then take.
     for (const Decision& d : *decisions) {
@@ -150,6 +192,8 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
       switch (d.kind) {
         case Decision::Kind::preempt:
           j.state = JobState::pending;
+          j.held = j.alloc.shape;  // live: it waits for the GPUs it had
+          j.held_partition = j.alloc.partition;
           j.alloc = Allocation{};
           j.opportunistic = false;
           ++j.reconfigurations;
@@ -161,21 +205,18 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
           ++j.reconfigurations;
           break;
         case Decision::Kind::start:
-          j.state = JobState::running;
-          j.alloc = d.target;
-          j.opportunistic = d.opportunistic;
-          j.restart_until = j.first_start < 0 ? now : restart_until(j, d.target, now);
-          if (j.first_start < 0) j.first_start = now;
+          start(j, d.target, d.opportunistic, now);
           break;
       }
     }
+    if (live) slurm_pass(now);
     if (options.check_invariants) {
       Result<void> inv = check_invariants(cluster, jobs, tput);
       if (!inv) return make_error("round at t=" + std::to_string(now) + ": " + inv.error());
     }
 
-    if (options.on_round) options.on_round(now, jobs, *decisions);
-    const double next = now + interval;
+    if (options.on_round && round) options.on_round(now, jobs, *decisions);
+    const double next = now + step;
     double samples = 0;
     int busy = 0, running = 0, pending = 0;
     for (Job& j : jobs) {
@@ -213,11 +254,12 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
       if (j.state == JobState::finished) j.alloc = Allocation{};
     }
     res.throughput_integral += samples;
-    res.timeline.push_back(Sample{now, samples / interval, busy});
+    res.timeline.push_back(Sample{now, samples / step, busy});
     if (options.progress) options.progress(static_cast<double>(closed) / jobs.size());
 
     // Nothing runs, nothing can start, no one else arrives: the rest never runs.
-    if (running == 0 && arrived == order.size() && pending > 0 && decisions->empty()) {
+    if (!round) {
+    } else if (running == 0 && arrived == order.size() && pending > 0 && decisions->empty()) {
       if (++idle_rounds > 2) {
         for (Job& j : jobs)
           if (j.state == JobState::pending) {
@@ -231,10 +273,11 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
       idle_rounds = 0;
     }
     now = next;
-    // Skip idle time up to the round of the next arrival.
+    // Skip idle time up to the round (live: the tick) of the next arrival.
     if (running == 0 && pending == 0 && arrived < order.size()) {
       double t = jobs[order[arrived]].submit_time;
-      if (t > now) now = t0 + std::ceil((t - t0) / interval) * interval;
+      if (t > now) now = t0 + std::ceil((t - t0) / step) * step;
+      if (live) next_round = std::max(next_round, t0 + std::ceil((now - t0) / interval - 1e-9) * interval);
     }
   }
   for (auto& [t, s] : gpu_seconds) res.gpu_seconds.emplace_back(t, s);

@@ -1,7 +1,8 @@
 // The simulated-clock driver of the Scheduler (what crius-sim runs): jobs
 // arrive from a trace, every `interval_s` the Scheduler decides, decisions are
 // applied, and progress is integrated at the Cell-optimal speed of each job's
-// allocation until the next round.
+// allocation until the next round (with the live restart model, until the next tick:
+// SimOptions::tick_s).
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,14 @@ inline constexpr double kMaxTraceSeconds = 1e11;
 
 struct SimOptions {
   PolicyOptions policy;
+  // The live restart model (PolicyOptions::restart_model live) runs the mechanics of Slurm with
+  // criusd: each job gets its Cell when it is submitted (Policy::arrive) and waits in it; every
+  // tick_s the resource manager starts, in queue order, each waiting job whose Cell fits the
+  // free GPUs; the policy's rounds come every interval_s (a multiple of tick_s); a job starts
+  // making progress start_latency_s after it is started, and checkpoint_grace_s +
+  // restart_cost_s after it is moved or resumed.
+  double tick_s = 30;
+  double start_latency_s = 0;
   // What jobs really run at (null: the source the policy decides with, an oracle).
   ThroughputSource* truth = nullptr;
   // A bound on the rounds of one run, so that no trace runs without end (2*10^6 rounds of

@@ -92,6 +92,10 @@ struct Job {
   JobState state = JobState::pending;
   double done_iterations = 0;
   Allocation alloc;             // empty while pending
+  // crius-sim's live restart model: the Cell a pending job waits in (Policy::arrive, or its
+  // last start) and its partition, started by the resource manager as soon as it fits.
+  Cell held;
+  int held_partition = -1;
   bool opportunistic = false;   // started out of FIFO order (crius backfill)
   double first_start = -1;
   double finish_time = -1;

@@ -4,8 +4,10 @@
 # process provides Slurm's symbols), and export only the plugin symbols (*.map).
 # criusd lives in slurm_plugin/criusd/ with its own module.mk.
 
-# The request parser and the decision, shared by both plugins, the tests and the fuzzer.
-SLURM_PLUGIN_CORE := $(B)/slurm_plugin/request.o $(B)/slurm_plugin/submit.o $(B)/slurm_plugin/free_gpus.o $(B)/slurm_plugin/load_record.o
+# The request parser and the decision, shared by both plugins, the tests and the fuzzer; the
+# decision takes the crius policy's rule for a Cell (scheduler/objective.cpp, no more of it).
+SLURM_PLUGIN_CORE := $(B)/slurm_plugin/request.o $(B)/slurm_plugin/submit.o $(B)/slurm_plugin/free_gpus.o $(B)/slurm_plugin/load_record.o \
+  $(B)/scheduler/objective.o
 $(B)/libcrius_slurm.a: $(SLURM_PLUGIN_CORE)
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $^
@@ -33,6 +35,7 @@ ifneq ($(FUZZ_CXX),)
 TEST_PROGRAMS += $(B)/tests/fuzz/fuzz_request $(B)/tests/fuzz/fuzz_job_submit
 endif
 $(B)/tests/fuzz/fuzz_request: tests/fuzz/fuzz_request.cpp slurm_plugin/request.cpp slurm_plugin/submit.cpp slurm_plugin/free_gpus.cpp \
+  scheduler/objective.cpp \
   slurm_plugin/request.h slurm_plugin/submit.h $(LIBCRIUS)
 	@mkdir -p $(@D)
 	$(FUZZ_CXX) -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I. $(TOML_CFLAGS) $(JSON_CFLAGS) \
@@ -40,7 +43,8 @@ $(B)/tests/fuzz/fuzz_request: tests/fuzz/fuzz_request.cpp slurm_plugin/request.c
 
 # The slurmctld entry point with its C glue, on a 1 MiB stack (tests/fuzz/job_submit.sh).
 $(B)/tests/fuzz/fuzz_job_submit: tests/fuzz/fuzz_job_submit.cpp slurm_plugin/job_submit_crius.cpp \
-  slurm_plugin/request.cpp slurm_plugin/submit.cpp slurm_plugin/free_gpus.cpp $(LIBCRIUS_SRCS) $(wildcard slurm_plugin/*.h job/*.h estimator/*.h common/*.h)
+  slurm_plugin/request.cpp slurm_plugin/submit.cpp slurm_plugin/free_gpus.cpp scheduler/objective.cpp $(LIBCRIUS_SRCS) \
+  $(wildcard slurm_plugin/*.h job/*.h estimator/*.h common/*.h)
 	@mkdir -p $(@D)
 	$(FUZZ_CXX) -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I. $(SLURM_CFLAGS) $(TOML_CFLAGS) $(JSON_CFLAGS) \
 	  -DCRIUS_SYSCONFDIR='"$(sysconfdir)"' -o $@ $(filter %.cpp,$^) $(TOML_LIBS) -lpthread

@@ -63,9 +63,9 @@ Result<SubmitConfig> parse_submit_config(const est::Cluster& cluster) {
     std::string key(k.str());
     if (key == "objective") {
       auto s = v.value<std::string>();
-      if (s && *s == "throughput") cfg.objective = Objective::throughput;
-      else if (s && *s == "efficiency") cfg.objective = Objective::efficiency;
-      else return make_error(where(v, key) + " must be \"throughput\" or \"efficiency\"");
+      auto o = s ? scheduler::parse_objective(*s) : Result<Objective>(make_error(""));
+      if (!o) return make_error(where(v, key) + " must be \"throughput\", \"efficiency\" or \"balanced\"");
+      cfg.objective = *o;
     } else if (key == "deadline_miss") {
       auto s = v.value<std::string>();
       if (s && *s == "flag") cfg.deadline_miss = DeadlineMiss::flag;
@@ -255,6 +255,7 @@ Result<Ranking> rank(const JobRequest& req, const Loaded& conf, std::string_view
                                            ") matches --crius-cell=" + pin);
   }
 
+  // Listed by the objective's own measure (balanced: by speed); choose() applies the rule.
   const bool eff = conf.config.objective == Objective::efficiency;
   auto score = [&](const est::Estimate& e) {
     return eff ? e.samples_per_s / std::max(1, e.cell.gpus()) : e.samples_per_s;
@@ -294,10 +295,20 @@ Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& r, con
   d.partial = r.partial;
   d.busy = r.busy;
   auto fits_now = [&](std::size_t i) { return free && free->fits(all[i].cell); };
-  std::optional<std::size_t> chosen;
-  // The policy's choice for a new job: its best Cell that fits the GPUs free now.
-  for (std::size_t i = 0; i < all.size() && !chosen; ++i)
-    if (fits_now(i)) chosen = i;
+  // The crius policy's rule (scheduler/objective.h): the Cell the objective takes among those
+  // that fit the GPUs free now; where none does, among all (it waits, and criusd re-decides it).
+  auto by_objective = [&](bool fitting_only) -> std::optional<std::size_t> {
+    std::vector<std::size_t> index;
+    std::vector<scheduler::CellOption> options;
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (!fitting_only || fits_now(i)) {
+        index.push_back(i);
+        options.push_back({all[i].samples_per_s, all[i].cell.gpus()});
+      }
+    if (auto k = scheduler::choose_cell(options, conf.config.objective)) return index[*k];
+    return std::nullopt;
+  };
+  std::optional<std::size_t> chosen = by_objective(true);
   bool deadline_met = true;
   if (req.deadline_s && req.iters) {
     // The smallest Cell whose estimated run time meets the deadline, one that fits now first.
@@ -325,7 +336,7 @@ Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& r, con
                         std::to_string(*req.iters) + " iterations";
     }
   }
-  const std::size_t pick = chosen.value_or(0);
+  const std::size_t pick = chosen ? *chosen : by_objective(false).value_or(0);
   d.load = !free ? Load::unknown : fits_now(pick) ? Load::fits : Load::none_fits;
   d.chosen = all[pick];
   d.ranked.assign(all.begin(), all.begin() + static_cast<long>(std::min<std::size_t>(all.size(), 10)));
@@ -333,7 +344,6 @@ Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& r, con
   auto at = std::find_if(d.ranked.begin(), d.ranked.end(), [&](const est::Estimate& e) { return e.cell == d.chosen.cell; });
   std::rotate(d.ranked.begin(), at, at + 1);
 
-  const bool eff = conf.config.objective == Objective::efficiency;
   const est::Estimate& e = d.chosen;
   job::Record& rec = d.record;
   rec.request.model = req.model;
@@ -346,7 +356,7 @@ Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& r, con
   rec.request.max_gpus = req.max_gpus;
   rec.request.deadline_s = req.deadline_s;
   rec.request.partitions = r.partitions;
-  rec.request.objective = eff ? "efficiency" : "throughput";
+  rec.request.objective = scheduler::to_string(conf.config.objective);
   rec.request.movable = req.movable;
   rec.cell = e.cell;
   rec.plan = e.plan;

@@ -15,12 +15,13 @@
 #include "estimator/result.h"
 #include "job/env.h"
 #include "job/record.h"
+#include "scheduler/objective.h"
 #include "slurm_plugin/free_gpus.h"
 #include "slurm_plugin/request.h"
 
 namespace crius::slurm {
 
-enum class Objective { throughput, efficiency };
+using scheduler::Objective;  // [job_submit] objective: the rule of scheduler/objective.h
 enum class OnError { accept, reject };
 // A job with --crius-deadline that no Cell can meet: flagged (the record's deadline_met is
 // false, the user is told) or rejected.

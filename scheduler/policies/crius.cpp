@@ -22,6 +22,7 @@ class Round {
         m_ref(ctx.jobs.size(), -1) {}
 
   std::vector<Target> run();
+  std::optional<PlacedShape> arrive(size_t i);
 
  private:
   const Job& job(size_t i) const { return *m_ctx.jobs[i]; }
@@ -34,6 +35,10 @@ class Round {
   std::vector<Candidate> candidates(size_t i, int max_gpus);
   std::vector<Candidate> raw_candidates(size_t i, int max_gpus) const;  // score = speed
   std::optional<Allocation> best_fit(const std::vector<Candidate>& cands) const;
+  // The Cell the objective takes among `cands` that place now (throughput: best_fit), and the
+  // one it takes on an idle cluster (the job's ideal).
+  std::optional<Allocation> pick_fit(const std::vector<Candidate>& cands) const;
+  const Candidate& ideal(const std::vector<Candidate>& cands) const;
   std::optional<Allocation> place_on(size_t i, const std::string& gpu, int gpus) const {
     if (const int cap = m_ctx.max_gpus(job(i)); cap > 0 && gpus > cap) return std::nullopt;
     return place_best(m_ctx, m_free, job(i), gpu, gpus, false);
@@ -116,6 +121,25 @@ std::optional<Allocation> Round::best_fit(const std::vector<Candidate>& cands) c
   return std::nullopt;
 }
 
+std::optional<Allocation> Round::pick_fit(const std::vector<Candidate>& cands) const {
+  if (m_opt.objective == Objective::throughput) return best_fit(cands);
+  std::vector<Allocation> placed;
+  std::vector<CellOption> options;
+  for (const Candidate& c : cands)
+    if (auto a = m_free.place(c.partition, c.shape)) {
+      placed.push_back(std::move(*a));
+      options.push_back({c.score, c.shape.gpus()});
+    }
+  if (auto k = choose_cell(options, m_opt.objective)) return placed[*k];
+  return std::nullopt;
+}
+
+const Candidate& Round::ideal(const std::vector<Candidate>& cands) const {
+  std::vector<CellOption> options;
+  for (const Candidate& c : cands) options.push_back({c.score, c.shape.gpus()});
+  return cands[choose_cell(options, m_opt.objective).value_or(0)];
+}
+
 bool Round::finishes_by_deadline(size_t i, const Cell& s, bool restart) const {
   const double sp = speed(i, s);
   if (sp <= 0) return false;
@@ -186,7 +210,7 @@ bool Round::search(size_t i, const std::vector<Candidate>& cands, double floor) 
     // Evaluate with k on `moved`; `old` already released from m_free.
     std::optional<Allocation> mine;
     if (mine_first) {
-      mine = best_fit(cands);
+      mine = pick_fit(cands);
       if (!mine) return;
       m_free.take(*mine);
       bool ok = m_free.fits(moved);
@@ -195,7 +219,7 @@ bool Round::search(size_t i, const std::vector<Candidate>& cands, double floor) 
     } else {
       if (!m_free.fits(moved)) return;
       m_free.take(moved);
-      mine = best_fit(cands);
+      mine = pick_fit(cands);
       m_free.give(moved);
       if (!mine) return;
     }
@@ -220,7 +244,7 @@ bool Round::search(size_t i, const std::vector<Candidate>& cands, double floor) 
       if (gpu != old.shape.gpu)
         if (auto a = place_on(k, gpu, old.shape.gpus())) consider(k, old, *a, false, "change type");
     // Migrate on the same type: the new job takes its best fit first.
-    if (auto mine = best_fit(cands)) {
+    if (auto mine = pick_fit(cands)) {
       m_free.take(*mine);
       auto a = place_on(k, old.shape.gpu, old.shape.gpus());
       m_free.give(*mine);
@@ -250,9 +274,9 @@ bool Round::preempt_for_head(size_t i, const std::vector<Candidate>& cands) {
   for (size_t k : opp) {
     m_free.give(m_targets[k].alloc);
     released.push_back(k);
-    if (auto a = best_fit(cands)) {
+    if (auto a = pick_fit(cands)) {
       // Enough once it reaches most of the speed it asked for.
-      if (score(i, *a) < CriusPolicy::kWellFit * std::min(cands.front().score, 1.0)) continue;
+      if (score(i, *a) < CriusPolicy::kWellFit * std::min(ideal(cands).score, 1.0)) continue;
       // Give back what was not needed.
       m_free.take(*a);
       std::vector<size_t> victims;
@@ -278,10 +302,10 @@ bool Round::fit(size_t i, bool& searched) {
   std::vector<Candidate> cands = candidates(i, CriusPolicy::kMaxScale * std::max(1, job(i).req_gpus));
   if (cands.empty()) cands = candidates(i, m_ctx.cluster.total_gpus());
   if (cands.empty()) return false;
-  std::optional<Allocation> now = best_fit(cands);
+  std::optional<Allocation> now = pick_fit(cands);
   double now_score = now ? score(i, *now) : 0;
-  // Well: close to its best Cell, or to the speed it asked for.
-  double good = CriusPolicy::kWellFit * std::min(cands.front().score, 1.0);
+  // Well: close to its ideal Cell, or to the speed it asked for.
+  double good = CriusPolicy::kWellFit * std::min(ideal(cands).score, 1.0);
   if (now && now_score >= good) {
     m_free.take(*now);
     set(i, *now, "fit");
@@ -376,8 +400,23 @@ std::vector<Target> Round::run() {
   return m_targets;
 }
 
+// The fit step of a round for one new job, without the search (job_submit moves no one): the
+// Cell the objective takes among those that place now, else its ideal Cell, which waits.
+std::optional<PlacedShape> Round::arrive(size_t i) {
+  std::vector<Candidate> cands = candidates(i, CriusPolicy::kMaxScale * std::max(1, job(i).req_gpus));
+  if (cands.empty()) cands = candidates(i, m_ctx.cluster.total_gpus());
+  if (cands.empty()) return std::nullopt;
+  if (auto a = pick_fit(cands)) return PlacedShape{a->partition, a->shape};
+  const Candidate& c = ideal(cands);
+  return PlacedShape{c.partition, c.shape};
+}
+
 }  // namespace
 
 std::vector<Target> CriusPolicy::schedule(const Context& ctx) { return Round(ctx, m_options).run(); }
+
+std::optional<PlacedShape> CriusPolicy::arrive(const Context& ctx, std::size_t i) {
+  return Round(ctx, m_options).arrive(i);
+}
 
 }  // namespace crius::scheduler

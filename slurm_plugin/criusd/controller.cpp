@@ -153,6 +153,14 @@ Result<ControllerOptions> load_controller_options(const estimator::Cluster& clus
     o.free_gpus_file = *v;
   }
   if (auto f = free_gpus_file_override()) o.free_gpus_file = *f;
+  if (const toml::node* f = cluster.table["job_submit"]["objective"].node()) {
+    auto v = f->value<std::string>();
+    auto parsed = v ? sch::parse_objective(*v) : Result<sch::Objective>(make_error(""));
+    if (!parsed)
+      return make_error(cluster.path + ":" + std::to_string(f->source().begin.line) +
+                        ": [job_submit] objective must be \"throughput\", \"efficiency\" or \"balanced\"");
+    o.objective = *parsed;
+  }
   const toml::table* t = cluster.table["criusd"].as_table();
   if (!t) return o;
   for (const auto& [key, node] : *t) {
@@ -704,7 +712,11 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
 
   sch::PolicyOptions popts;
   popts.interval_s = m_options.interval_s;
+  // A move costs what it costs on Slurm: the checkpoint grace, then the restart.
+  popts.restart_model = sch::RestartModel::live;
+  popts.checkpoint_grace_s = m_options.checkpoint_grace_s;
   popts.restart_cost_s = m_options.restart_cost_s;
+  popts.objective = m_options.objective;  // job_submit's rule, in every round
   popts.max_gpus = m_options.max_gpus;
   popts.max_moves_per_round = m_options.max_moves_per_round;  // as crius-sim --max-moves-per-round
   // Cells that meet --crius-deadline, in Slurm's priority order (crius-sim --deadline-mode

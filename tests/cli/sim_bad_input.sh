@@ -75,6 +75,14 @@ expect 2 "long.csv:2: column .num_iteration. must be a number from 1 to 1e12, go
 printf '%s\nj1,0,10,moe__690M,100,256,2,a10\n' "$header" >one.csv
 expect 2 "--interval must be 1 to 86400 seconds, got 1e-300" -- crius-sim --trace one.csv --cluster "$cluster" --interval 1e-300
 printf '%s\nj1,0,1e12,moe__690M,-1,256,2,a10\n' "$header" >endless.csv
+# The live restart model's options: named, bounded, and only with it.
+expect 2 "^crius-sim: --tick 45 must divide --interval 300$" -- \
+  crius-sim --trace one.csv --cluster "$cluster" --restart-model live --tick 45
+expect 2 "^crius-sim: --start-latency must be 0 to 86400 seconds, got -1$" -- \
+  crius-sim --trace one.csv --cluster "$cluster" --restart-model live --start-latency -1
+expect 2 "need --restart-model live" -- crius-sim --trace one.csv --cluster "$cluster" --checkpoint-grace 30
+expect 2 "^crius-sim: --objective: unknown objective 'fast' \\(known: throughput, efficiency, balanced\\)$" -- \
+  crius-sim --trace one.csv --cluster "$cluster" --objective fast
 expect 1 "the simulation did not end within 2000000 rounds" -- \
   timeout 60 crius-sim --trace endless.csv --cluster "$cluster" --policy fcfs --interval 86400
 

@@ -416,3 +416,87 @@ BOOST_AUTO_TEST_CASE(the_summary_counts_deadlines_met) {
   BOOST_TEST(cs::format_summary(s).find("deadlines met      1 of 2 (50.0%)") != std::string::npos);
   BOOST_TEST(cs::to_json({s})["policies"]["fcfs"]["deadlines_met"] == 1);
 }
+
+BOOST_AUTO_TEST_CASE(the_objective_rule_fastest_most_efficient_or_balanced) {
+  // 1 GPU 10/s, 2 GPUs 13/s (1.3x for a doubling), 4 GPUs 14/s (1.4x for two), 8 GPUs 16/s.
+  const std::vector<cs::CellOption> o = {{10, 1}, {13, 2}, {14, 4}, {16, 8}};
+  BOOST_TEST(cs::choose_cell(o, cs::Objective::throughput).value() == 3u);
+  BOOST_TEST(cs::choose_cell(o, cs::Objective::efficiency).value() == 0u);
+  // balanced: 13 >= 10 x 1.2, 14 < 10 x 1.44, 16 < 10 x 1.728: the fastest that pays is 2 GPUs.
+  BOOST_TEST(cs::choose_cell(o, cs::Objective::balanced).value() == 1u);
+  // Ties go to fewer GPUs, then to the earlier option.
+  BOOST_TEST(cs::choose_cell({{10, 2}, {10, 1}}, cs::Objective::throughput).value() == 1u);
+  BOOST_TEST(cs::choose_cell({{10, 2}, {10, 2}}, cs::Objective::balanced).value() == 0u);
+  BOOST_TEST(!cs::choose_cell({}, cs::Objective::efficiency).has_value());
+  auto bad = cs::parse_objective("fastest");
+  BOOST_TEST_REQUIRE(!bad.ok());
+  BOOST_TEST(bad.error().find("known: throughput, efficiency, balanced") != std::string::npos);
+  BOOST_TEST((cs::parse_objective("balanced").value() == cs::Objective::balanced));
+}
+
+BOOST_AUTO_TEST_CASE(crius_gives_an_arriving_job_the_cell_of_its_objective) {
+  // Model a on one x GPU asked: the fastest Cell within 4x is x 2x2 (2.5 s); per GPU, x 1x1
+  // and x 1x2 tie (0.8 samples/s each) and the fewer GPUs win.
+  auto t = table();
+  cs::CachedThroughput tput(*t);
+  const cs::ClusterState c = cluster();
+  std::vector<cs::Job> jobs = {job(0, "a", "x", 1, 10)};
+  cs::PolicyOptions po;
+  for (auto [obj, gpus] : {std::pair{cs::Objective::throughput, 4}, {cs::Objective::efficiency, 1}}) {
+    po.objective = obj;
+    auto pol = cs::make_policy("crius", po);
+    BOOST_TEST_REQUIRE(pol.ok());
+    cs::Scheduler s(**pol, tput, po);
+    auto held = s.arrive(c, jobs, jobs[0], 0);
+    BOOST_TEST_REQUIRE(held.has_value());
+    BOOST_TEST(held->shape.gpu == "x");
+    BOOST_TEST(held->shape.gpus() == gpus, cs::to_string(obj));
+  }
+  // x busy: the fastest Cell of what is free (y 2x2, 5 s); nothing free: its ideal Cell, to wait in.
+  po.objective = cs::Objective::throughput;
+  auto pol = cs::make_policy("crius", po);
+  cs::Scheduler s(**pol, tput, po);
+  jobs.push_back(running(job(1, "a", "x", 4, 1000), c, "x", 2, {0, 1}));
+  auto held = s.arrive(c, jobs, jobs[0], 0);
+  BOOST_TEST_REQUIRE(held.has_value());
+  BOOST_TEST(held->shape.gpu == "y");
+  BOOST_TEST(held->shape.gpus() == 4);
+  jobs.push_back(running(job(2, "a", "y", 4, 1000), c, "y", 2, {2, 3}));
+  held = s.arrive(c, jobs, jobs[0], 0);
+  BOOST_TEST_REQUIRE(held.has_value());
+  BOOST_TEST(held->shape.gpu == "x");
+  BOOST_TEST(held->shape.gpus() == 4);
+}
+
+BOOST_AUTO_TEST_CASE(live_mechanics_start_at_submission_and_between_rounds) {
+  // fcfs, rounds of 100 s, Slurm's passes every 10 s, a start costs 5 s. Model a on x 2x2:
+  // 2.5 s per iteration. j0 (20 iterations) is submitted at 0 and starts at once: it runs
+  // from 5 and ends at 55. j1, submitted at 12, waits for x; the pass at 60 starts it (the
+  // round at 100 would have): it runs from 65 and ends at 115.
+  auto t = table();
+  cs::CachedThroughput tput(*t);
+  cs::SimOptions so;
+  so.policy.interval_s = 100;
+  so.policy.restart_model = cs::RestartModel::live;
+  so.tick_s = 10;
+  so.start_latency_s = 5;
+  auto pol = cs::make_policy("fcfs", so.policy);
+  BOOST_TEST_REQUIRE(pol.ok());
+  auto r = cs::simulate(cluster(), {job(0, "a", "x", 4, 20), job(1, "a", "x", 4, 20, 12)}, **pol, tput, so);
+  BOOST_TEST_REQUIRE(r.ok(), (r.ok() ? std::string() : r.error()));
+  BOOST_TEST(r->jobs[0].first_start == 0);
+  BOOST_TEST(std::abs(r->jobs[0].finish_time - 55) < 1e-6);
+  BOOST_TEST(r->jobs[1].first_start == 60);
+  BOOST_TEST(std::abs(r->jobs[1].finish_time - 115) < 1e-6);
+  // Round-based (flat), the same jobs: j1 starts in the round at 100, both without a latency.
+  so.policy.restart_model = cs::RestartModel::flat;
+  r = cs::simulate(cluster(), {job(0, "a", "x", 4, 20), job(1, "a", "x", 4, 20, 12)}, **pol, tput, so);
+  BOOST_TEST_REQUIRE(r.ok());
+  BOOST_TEST(r->jobs[1].first_start == 100);
+  // A move under the live model costs the grace and the restart: 30 + 20 s.
+  so.policy.restart_model = cs::RestartModel::live;
+  so.policy.checkpoint_grace_s = 30;
+  so.policy.restart_cost_s = 20;
+  BOOST_TEST(cs::restart_cost(so.policy, true, 4) == 50);
+  BOOST_TEST(cs::restart_cost(so.policy, false, 4) == 50);
+}

@@ -399,3 +399,50 @@ BOOST_AUTO_TEST_CASE(only_cells_of_partitions_the_submitter_may_use) {
   BOOST_TEST_REQUIRE(d.ok(), why(d));
   BOOST_TEST(d->chosen.cell.gpu == "a100");
 }
+
+// [job_submit] objective is the crius policy's rule (scheduler/objective.h), applied to the Cells
+// that fit the GPUs free now: efficiency takes the most samples/s per GPU, and the record says
+// which rule chose.
+BOOST_AUTO_TEST_CASE(the_objective_is_the_policys_rule_on_the_cells_that_fit) {
+  Loaded c = conf();
+  auto ranking = rank(bert(), c, "");
+  BOOST_TEST_REQUIRE(ranking.ok(), why(ranking));
+  FreeGpus f = report({8, 8}, {8, 8});
+  for (Objective o : {Objective::throughput, Objective::efficiency, Objective::balanced}) {
+    c.config.objective = o;
+    auto d = decide(bert(), c, "", &f);
+    BOOST_TEST_REQUIRE(d.ok(), why(d));
+    BOOST_TEST(d->record.request.objective == scheduler::to_string(o));
+    auto r = rank(bert(), c, "");
+    BOOST_TEST_REQUIRE(r.ok(), why(r));
+    std::vector<scheduler::CellOption> options;
+    for (const auto& e : r->cells) options.push_back({e.samples_per_s, e.cell.gpus()});
+    auto k = scheduler::choose_cell(options, o);
+    BOOST_TEST_REQUIRE(k.has_value());
+    BOOST_TEST((d->chosen.cell == r->cells[*k].cell), scheduler::to_string(o));
+  }
+  c.config.objective = Objective::efficiency;
+  auto eff = decide(bert(), c, "", &f);
+  c.config.objective = Objective::throughput;
+  auto fast = decide(bert(), c, "", &f);
+  BOOST_TEST_REQUIRE((eff.ok() && fast.ok()));
+  const auto per_gpu = [](const estimator::Estimate& e) { return e.samples_per_s / e.cell.gpus(); };
+  BOOST_TEST(per_gpu(eff->chosen) >= per_gpu(fast->chosen));
+  BOOST_TEST(eff->chosen.samples_per_s <= fast->chosen.samples_per_s);
+  BOOST_TEST(eff->chosen.cell.gpus() < fast->chosen.cell.gpus(), "premise: bert scales below linear");
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_objective_is_refused_naming_the_key) {
+  const std::string path = "/tmp/crius-submit-objective-" + std::to_string(getpid()) + ".toml";
+  std::ofstream(path) << "gpus = \"" << top() << "/etc/crius/gpus.toml\"\nmodels = \"" << top()
+                      << "/etc/crius/models.toml\"\n[[partition]]\nname = \"p\"\ngpu = \"a100\"\nnodes = 1\n"
+                         "gpus_per_node = 8\nintra_node_bw_gbs = 300.0\ninter_node_bw_gbs = 200.0\ninter_node_latency_us = 5.0\n"
+                         "[job_submit]\nobjective = \"fastest\"\n";
+  auto c = load_config(path);
+  std::filesystem::remove(path);
+  BOOST_TEST_REQUIRE(!c.ok());
+  BOOST_TEST(c.error().find(":12:13:") != std::string::npos, c.error());
+  BOOST_TEST(c.error().find("[job_submit] objective must be \"throughput\", \"efficiency\" or \"balanced\"") !=
+                 std::string::npos,
+             c.error());
+}
