@@ -132,7 +132,7 @@ const std::vector<std::string>& controller_option_keys() {
       "interval_s",     "policy",         "max_moves_per_round", "checkpoint_signal",         "checkpoint_grace_s",
       "restart_cost_s", "default_iterations", "skip_users",      "skip_accounts",             "skip_partitions",
       "skip_qos",       "min_runtime_s",  "max_moves_per_job_per_hour", "max_moves_per_user_per_hour", "lock_file",
-      "metrics_file"};
+      "metrics_file",   "rate_window_s"};
   return keys;
 }
 
@@ -195,6 +195,8 @@ Result<ControllerOptions> load_controller_options(const estimator::Cluster& clus
       o.checkpoint_signal = s;
     } else if (k == "min_runtime_s") {
       auto v = number(0, 1e7); if (!v) return make_error(v.error()); o.min_runtime_s = *v;
+    } else if (k == "rate_window_s") {
+      auto v = number(1, 86400); if (!v) return make_error(v.error()); o.rate_window_s = *v;
     } else if (k == "max_moves_per_job_per_hour") {
       auto v = number(0, 16); if (!v) return make_error(v.error()); o.max_moves_per_job_per_hour = static_cast<int>(*v);
     } else if (k == "max_moves_per_user_per_hour") {
@@ -337,7 +339,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     auto parsed = job::parse_record(sj.admin_comment);
     if (!parsed || !*parsed) continue;
     for (std::int64_t t : parsed->value().moved_at)
-      if (t > snap.now - 3600) ++user_moves[sj.user];
+      if (static_cast<double>(t) > now - m_options.rate_window_s) ++user_moves[sj.user];
   }
   auto listed = [](const std::vector<std::string>& list, const std::string& v) {
     return std::find(list.begin(), list.end(), v) != list.end();
@@ -610,7 +612,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       // and that opted in (it checkpoints on the signal and resumes), within the site's bounds.
       std::string fixed;
       int recent = 0;
-      for (std::int64_t t : rec.moved_at) recent += t > snap.now - 3600;
+      for (std::int64_t t : rec.moved_at) recent += static_cast<double>(t) > now - m_options.rate_window_s;
       if (!rec.request.movable) fixed = "runs without --crius-movable";
       else if (!sj.batch) fixed = "not a batch job (srun and salloc jobs cannot be requeued)";
       else if (!sj.requeue) fixed = "its requeue is not allowed (--no-requeue or JobRequeue=0)";

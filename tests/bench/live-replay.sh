@@ -1,18 +1,28 @@
 #!/usr/bin/env bash
 # The same slice of the testbed trace replayed live both ways on a lab cluster shaped like the
 # paper's testbed (16 x 2 A40 + 16 x 2 A10, one slurmd per node, accounting in slurmdbd +
-# MariaDB): Slurm alone, then crius (job_submit + criusd), and crius-sim's prediction for the
-# same slice. Environment: LIVE_JOBS (40), LIVE_SCALE (trace seconds per wall second, 30),
-# LIVE_NODES (16 per type), LIVE_OBJECTIVE (job_submit's objective: throughput, the default, or
-# efficiency), LIVE_MAX_GPUS ([job_submit] max_gpus, and crius-sim --max-gpus; default none),
-# LIVE_MAX_MOVES (criusd max_moves_per_round, and crius-sim --max-moves-per-round; default 1000),
-# LIVE_MAX_SCALE (crius-replay --max-scale: a job's Cells at most N x its trace GPUs, as crius-sim's
-# crius policy bounds them; default 4),
+# MariaDB): Slurm alone, then crius (job_submit + criusd), and crius-sim's prediction of both
+# under its live restart model (crius-sim(1) --restart-model live), with the start latency
+# fitted from the Slurm-alone run. Environment: LIVE_JOBS (40), LIVE_SCALE (trace seconds per
+# wall second, 30), LIVE_NODES (16 per type), LIVE_SETTINGS (shipped, the default: crius.toml's
+# [criusd] defaults in trace time -- a round every 300 s, a 30 s grace, moves after 600 s, 2 per
+# round, 1 per job and 4 per user per trace hour; or paper: crius-sim's old setting, no bound on
+# moves, none on run time, 16 moves per job per trace hour, a 60 s grace), LIVE_OBJECTIVE
+# ([job_submit] objective; default: crius.toml's default), LIVE_MAX_GPUS ([job_submit] max_gpus,
+# and crius-sim --max-gpus; default none), LIVE_MAX_SCALE (crius-replay --max-scale: a job's
+# Cells at most N x its trace GPUs, as crius-sim's crius policy bounds them; default 4),
 # LIVE_OUT (keep the results there).
 # Paper (testbed): Crius cut the mean JCT by 48.9% against Slurm-like FCFS on its 64 GPUs.
 set -u
-jobs=${LIVE_JOBS:-40} scale=${LIVE_SCALE:-30} nodes=${LIVE_NODES:-16} objective=${LIVE_OBJECTIVE:-throughput}
-max_gpus=${LIVE_MAX_GPUS:-0} max_moves=${LIVE_MAX_MOVES:-1000} max_scale=${LIVE_MAX_SCALE:-4}
+jobs=${LIVE_JOBS:-40} scale=${LIVE_SCALE:-30} nodes=${LIVE_NODES:-16} settings=${LIVE_SETTINGS:-shipped}
+objective=${LIVE_OBJECTIVE:-} max_gpus=${LIVE_MAX_GPUS:-0} max_scale=${LIVE_MAX_SCALE:-4}
+case $settings in
+  shipped) grace=30 min_run=600 max_moves=2 per_job=1 per_user=4 ;;
+  paper) grace=60 min_run=0 max_moves=1000 per_job=16 per_user=10000 ;;
+  *) echo "LIVE_SETTINGS=$settings: want shipped or paper"; exit 1 ;;
+esac
+# Trace seconds to wall seconds, at least 1.
+wall() { awk -v t="$1" -v k="$scale" 'BEGIN { w = int(t / k + 0.5); print (w < 1 ? 1 : w) }'; }
 out=${LIVE_OUT:-$TEST_TMP/out}
 trace=$TOP/tests/data/traces/runtime_trace.csv
 for c in slurmctld slurmdbd mariadbd mpirun jq; do
@@ -28,11 +38,12 @@ conf=$out/crius.toml
     printf '[[partition]]\nname = "%s"\ngpu = "%s"\nnodes = %d\ngpus_per_node = 2\nintra_node_bw_gbs = 31.5\n' $t $t "$nodes"
     printf 'inter_node_bw_gbs = 12.5\ninter_node_latency_us = 10.0\ncalibration = "%s"\n' "$TOP/etc/crius/calibration/nccl-$t.csv"
   done
-  # crius-sim's setting in trace time: a round every 300 s, the same bound on moves per round,
-  # a job moved at most 16 times per trace hour, no minimum run time.
-  printf '[criusd]\ninterval_s = %d\ncheckpoint_grace_s = 2\nmin_runtime_s = 0\n' $(( (300 + scale / 2) / scale > 0 ? (300 + scale / 2) / scale : 1 ))
-  printf 'max_moves_per_round = %d\nmax_moves_per_job_per_hour = 16\nmax_moves_per_user_per_hour = 10000\n' "$max_moves"
-  printf '[job_submit]\nobjective = "%s"\n' "$objective"
+  # criusd's settings in trace time: the limits are counted in wall seconds.
+  printf '[criusd]\ninterval_s = %d\ncheckpoint_grace_s = %d\nmin_runtime_s = %d\n' "$(wall 300)" "$(wall $grace)" "$(wall $min_run)"
+  printf 'max_moves_per_round = %d\nmax_moves_per_job_per_hour = %d\nmax_moves_per_user_per_hour = %d\n' $max_moves $per_job $per_user
+  printf 'rate_window_s = %d\nrestart_cost_s = %d\n' "$(wall 3600)" "$(wall 60)"
+  printf '[job_submit]\n'
+  [ -z "$objective" ] || printf 'objective = "%s"\n' "$objective"
   [ "$max_gpus" = 0 ] || printf 'max_gpus = %d\n' "$max_gpus"
 } >"$conf"
 cat >"$TEST_TMP/inner.sh" <<INNER
@@ -52,8 +63,21 @@ chmod +x "$TEST_TMP/inner.sh"
 "$TOP/scripts/crius-lab" run --dir "$TEST_TMP/lab" --nodes "a40:${nodes}x2,a10:${nodes}x2" --accounting \
   --plugins "$B/plugins" --plugstack "$TOP/etc/plugstack.conf.d/crius.conf" --job-submit crius \
   --crius-conf "$conf" -- "$TEST_TMP/inner.sh" || { echo "live replay failed"; exit 1; }
-crius-sim --trace "$out/crius/trace.csv" --cluster "$conf" --policy crius --interval 300 --oracle --max-gpus "$max_gpus" --max-moves-per-round "$max_moves" \
+# The start latency of a job in trace seconds, fitted from the Slurm-alone runs: what a run held
+# its GPUs beyond its iterations at the shape it asked for (jobs.csv: the estimator's, which the
+# emulated jobs run at): the job's start, crius-launch, the ranks' start and their end.
+latency=$(awk -F, 'NR == FNR { if (FNR > 1) t[$1] = $5 * $12; next }
+  FNR > 1 && ($1 in t) { s += $4 - $3 - t[$1]; n++ }
+  END { printf "%.0f", (n ? (s / n > 0 ? s / n : 0) : 0) }' "$out/slurm/jobs.csv" "$out/slurm/runs.csv")
+tick=$scale  # Slurm's passes: about one a wall second
+echo "crius-sim's live restart model: start latency ${latency} s (fitted), tick ${tick} s, grace $(( $(wall $grace) * scale )) s, restart $(( $(wall 60) * scale + latency )) s"
+sim=(--trace "$out/crius/trace.csv" --cluster "$conf" --interval $(( $(wall 300) * scale )) --oracle --max-gpus "$max_gpus"
+  --max-moves-per-round "$max_moves" --restart-model live --tick "$tick" --start-latency "$latency"
+  --checkpoint-grace $(( $(wall $grace) * scale )) --restart-cost $(( $(wall 60) * scale + latency )))
+crius-sim "${sim[@]}" --policy fcfs --json "$out/slurm-sim.json" >/dev/null || { echo "crius-sim (fcfs) failed"; exit 1; }
+crius-sim "${sim[@]}" --policy crius ${objective:+--objective "$objective"} \
   --live slurm-live="$out/slurm/runs.csv" --live crius-live="$out/crius/runs.csv" --json "$out/all.json" \
   --plot "$out/plot" | sed -n '/^policy  /,$p'
-jq -r --argjson n "$jobs" '.policies as $p |
-  "live replay: \($n) jobs, crius mean JCT \($p["crius-live"].jct_mean_s | round) s, slurm alone \($p["slurm-live"].jct_mean_s | round) s (crius/slurm \(($p["crius-live"].jct_mean_s / $p["slurm-live"].jct_mean_s * 100 | round) / 100)), crius-sim \($p.crius.jct_mean_s | round) s (live/sim \(($p["crius-live"].jct_mean_s / $p.crius.jct_mean_s * 100 | round) / 100))"' "$out/all.json"
+jq -r --argjson n "$jobs" --arg settings "$settings" --slurpfile fcfs "$out/slurm-sim.json" '.policies as $p |
+  def r: . * 100 | round / 100;
+  "live replay (\($settings) settings): \($n) jobs, crius mean JCT \($p["crius-live"].jct_mean_s | round) s, slurm alone \($p["slurm-live"].jct_mean_s | round) s (crius/slurm \($p["crius-live"].jct_mean_s / $p["slurm-live"].jct_mean_s | r)), crius-sim \($p.crius.jct_mean_s | round) s (live/sim \($p["crius-live"].jct_mean_s / $p.crius.jct_mean_s | r)), slurm-sim \($fcfs[0].policies.fcfs.jct_mean_s | round) s (live/sim \($p["slurm-live"].jct_mean_s / $fcfs[0].policies.fcfs.jct_mean_s | r))"' "$out/all.json"

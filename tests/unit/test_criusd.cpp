@@ -335,6 +335,21 @@ BOOST_FIXTURE_TEST_CASE(bad_criusd_section_names_the_key, Fixture) {
   BOOST_TEST(good->interval_s == 5);
   BOOST_TEST(good->policy == "gavel");
   BOOST_TEST(good->metrics_file == "/run/criusd/criusd.prom");
+  BOOST_TEST((good->objective == scheduler::Objective::throughput));
+  cluster->table = toml::parse("[criusd]\nrate_window_s = 0\n");
+  auto window = load_controller_options(*cluster);
+  BOOST_TEST_REQUIRE(!window.ok());
+  BOOST_TEST(window.error().find("[criusd] rate_window_s") != std::string::npos, window.error());
+  // job_submit's objective is criusd's rule too.
+  cluster->table = toml::parse("[job_submit]\nobjective = \"efficiency\"\n[criusd]\nrate_window_s = 120\n");
+  auto shared = load_controller_options(*cluster);
+  BOOST_TEST_REQUIRE(shared.ok(), why(shared));
+  BOOST_TEST((shared->objective == scheduler::Objective::efficiency));
+  BOOST_TEST(shared->rate_window_s == 120);
+  cluster->table = toml::parse("[job_submit]\nobjective = \"quick\"\n");
+  auto bad = load_controller_options(*cluster);
+  BOOST_TEST_REQUIRE(!bad.ok());
+  BOOST_TEST(bad.error().find("[job_submit] objective must be") != std::string::npos, bad.error());
 }
 
 BOOST_FIXTURE_TEST_CASE(running_job_grows_when_gpus_are_idle, Fixture) {
@@ -423,6 +438,13 @@ BOOST_FIXTURE_TEST_CASE(running_jobs_that_cannot_come_back_stay, Fixture) {
   BOOST_TEST(decide(running(moved)).first == 0u);  // one move per hour
   moved.moved_at = {1000};
   BOOST_TEST(decide(running(moved)).first == 1u);  // more than an hour ago
+  ControllerOptions short_hour;  // a time-compressed replay's "hour"
+  short_hour.rate_window_s = 300;
+  BOOST_TEST(decide(running(moved), short_hour).first == 1u);
+  moved.moved_at = {4800};
+  BOOST_TEST(decide(running(moved), short_hour).first == 0u);
+  moved.moved_at = {4600};
+  BOOST_TEST(decide(running(moved), short_hour).first == 1u);
 
   ControllerOptions per_user;  // the job's own limit lifted: its user's limit holds it
   per_user.max_moves_per_job_per_hour = 16;
