@@ -1,6 +1,6 @@
 // Which of a job's Cells it gets: the one rule that job_submit applies at submission,
 // crius-sim at an arrival, and the crius policy in every round (its fit step), so that a
-// site's [job_submit] objective means the same wherever a Cell is chosen (crius.toml(5)).
+// site's [job_submit] objective means the same wherever a Cell is chosen (job_submit_crius(8)).
 #pragma once
 
 #include <cstddef>
@@ -15,13 +15,7 @@ namespace crius::scheduler {
 enum class Objective {
   throughput,  // the fastest Cell
   efficiency,  // the most samples per second per GPU
-  balanced,    // the fastest of those that gain >= kGainPerDoubling per doubling of GPUs
-               // over the most efficient one
 };
-
-// The speed a Cell must gain per doubling of its GPUs over the most efficient Cell (1.2x: the
-// crius policy's bar for growing a running job, crius.h kDoubleGain).
-inline constexpr double kGainPerDoubling = 1.2;
 
 struct CellOption {
   double speed = 0;  // samples/s of the Cell's best plan (> 0)
@@ -33,6 +27,6 @@ struct CellOption {
 std::optional<std::size_t> choose_cell(const std::vector<CellOption>& options, Objective objective);
 
 const char* to_string(Objective o);
-Result<Objective> parse_objective(std::string_view name);  // "throughput", "efficiency", "balanced"
+Result<Objective> parse_objective(std::string_view name);  // "throughput" or "efficiency"
 
 }  // namespace crius::scheduler

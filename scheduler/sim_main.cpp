@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
                  "checkpoint_grace_s (0)");
   app.add_option("--objective", objective,
                  "crius: the Cell a job takes among those that fit, as [job_submit] objective: throughput "
-                 "(the default), efficiency or balanced");
+                 "(the default) or efficiency");
   app.add_flag("--deadline-mode", popt.deadline_mode,
                "every policy takes its queue earliest deadline first (the baselines' EDF variants, named "
                "NAME-edf) and crius chooses Cells that meet deadlines (crius-deadline)");

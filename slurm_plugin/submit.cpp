@@ -64,7 +64,7 @@ Result<SubmitConfig> parse_submit_config(const est::Cluster& cluster) {
     if (key == "objective") {
       auto s = v.value<std::string>();
       auto o = s ? scheduler::parse_objective(*s) : Result<Objective>(make_error(""));
-      if (!o) return make_error(where(v, key) + " must be \"throughput\", \"efficiency\" or \"balanced\"");
+      if (!o) return make_error(where(v, key) + " must be \"throughput\" or \"efficiency\"");
       cfg.objective = *o;
     } else if (key == "deadline_miss") {
       auto s = v.value<std::string>();
@@ -255,7 +255,7 @@ Result<Ranking> rank(const JobRequest& req, const Loaded& conf, std::string_view
                                            ") matches --crius-cell=" + pin);
   }
 
-  // Listed by the objective's own measure (balanced: by speed); choose() applies the rule.
+  // Listed by the objective's measure; choose() applies the rule to the Cells that fit.
   const bool eff = conf.config.objective == Objective::efficiency;
   auto score = [&](const est::Estimate& e) {
     return eff ? e.samples_per_s / std::max(1, e.cell.gpus()) : e.samples_per_s;

@@ -158,7 +158,7 @@ Result<ControllerOptions> load_controller_options(const estimator::Cluster& clus
     auto parsed = v ? sch::parse_objective(*v) : Result<sch::Objective>(make_error(""));
     if (!parsed)
       return make_error(cluster.path + ":" + std::to_string(f->source().begin.line) +
-                        ": [job_submit] objective must be \"throughput\", \"efficiency\" or \"balanced\"");
+                        ": [job_submit] objective must be \"throughput\" or \"efficiency\"");
     o.objective = *parsed;
   }
   const toml::table* t = cluster.table["criusd"].as_table();

@@ -81,3 +81,18 @@ crius-sim "${sim[@]}" --policy crius ${objective:+--objective "$objective"} \
 jq -r --argjson n "$jobs" --arg settings "$settings" --slurpfile fcfs "$out/slurm-sim.json" '.policies as $p |
   def r: . * 100 | round / 100;
   "live replay (\($settings) settings): \($n) jobs, crius mean JCT \($p["crius-live"].jct_mean_s | round) s, slurm alone \($p["slurm-live"].jct_mean_s | round) s (crius/slurm \($p["crius-live"].jct_mean_s / $p["slurm-live"].jct_mean_s | r)), crius-sim \($p.crius.jct_mean_s | round) s (live/sim \($p["crius-live"].jct_mean_s / $p.crius.jct_mean_s | r)), slurm-sim \($fcfs[0].policies.fcfs.jct_mean_s | round) s (live/sim \($p["slurm-live"].jct_mean_s / $fcfs[0].policies.fcfs.jct_mean_s | r))"' "$out/all.json"
+# Per job: its JCT with crius against Slurm alone (the last run's end less its submission).
+awk -F, 'FNR == 1 { f++; next }
+  { if ($4 > end[f, $1]) end[f, $1] = $4; sub_s[f, $1] = $2; names[$1] = 1 }
+  END {
+    worst = 0; over = ""; n = 0; faster = 0
+    for (j in names) {
+      a = end[1, j] - sub_s[1, j]; b = end[2, j] - sub_s[2, j]
+      if (a <= 0) continue
+      r = b / a; n++; faster += (r < 1)
+      if (r > worst) { worst = r; wj = j }
+      if (r > 2) over = over " " substr(j, 1, 8) sprintf("(%.2f)", r)
+    }
+    printf "per job, crius/slurm JCT: %d of %d jobs faster with crius, worst %.2f (job %s); over 2x:%s\n",
+      faster, n, worst, substr(wj, 1, 8), (over == "" ? " none" : over)
+  }' "$out/slurm/runs.csv" "$out/crius/runs.csv"

@@ -408,7 +408,7 @@ BOOST_AUTO_TEST_CASE(the_objective_is_the_policys_rule_on_the_cells_that_fit) {
   auto ranking = rank(bert(), c, "");
   BOOST_TEST_REQUIRE(ranking.ok(), why(ranking));
   FreeGpus f = report({8, 8}, {8, 8});
-  for (Objective o : {Objective::throughput, Objective::efficiency, Objective::balanced}) {
+  for (Objective o : {Objective::throughput, Objective::efficiency}) {
     c.config.objective = o;
     auto d = decide(bert(), c, "", &f);
     BOOST_TEST_REQUIRE(d.ok(), why(d));
@@ -442,7 +442,7 @@ BOOST_AUTO_TEST_CASE(an_unknown_objective_is_refused_naming_the_key) {
   std::filesystem::remove(path);
   BOOST_TEST_REQUIRE(!c.ok());
   BOOST_TEST(c.error().find(":12:13:") != std::string::npos, c.error());
-  BOOST_TEST(c.error().find("[job_submit] objective must be \"throughput\", \"efficiency\" or \"balanced\"") !=
+  BOOST_TEST(c.error().find("[job_submit] objective must be \"throughput\" or \"efficiency\"") !=
                  std::string::npos,
              c.error());
 }
