@@ -35,6 +35,14 @@ double restart_cost(const PolicyOptions& o, bool cell_policy, int gpus) {
   return std::min(cap, per_gpu * std::max(1, gpus));
 }
 
+bool may_change(const Job& j, const PolicyOptions& o, double now) {
+  if (o.min_runtime_s > 0 && j.last_start >= 0 && now - j.last_start < o.min_runtime_s) return false;
+  if (o.max_moves_per_job < 0) return true;
+  const auto recent = std::count_if(j.changed_at.begin(), j.changed_at.end(),
+                                    [&](double t) { return t > now - o.rate_window_s; });
+  return recent < o.max_moves_per_job;
+}
+
 std::optional<PlacedShape> Policy::arrive(const Context& ctx, std::size_t i) {
   const Job& j = *ctx.jobs[i];
   for (const PlacedShape& ps : shapes_for(ctx.cluster, j.req_gpu, j.req_gpus))

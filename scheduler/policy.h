@@ -48,7 +48,16 @@ struct PolicyOptions {
   // Running jobs preempted, moved or resized per round, in queue order (-1 = no bound);
   // the starts that needed the dropped moves wait. criusd's max_moves_per_round.
   int max_moves_per_round = -1;
+  // criusd's bounds on one running job, for every policy: it is preempted, moved or resized
+  // only after running min_runtime_s since its last start, and at most max_moves_per_job times
+  // in rate_window_s (-1 = no bound). criusd applies them before the policy (min_runtime_s,
+  // max_moves_per_job_per_hour); crius-sim here.
+  double min_runtime_s = 0;
+  int max_moves_per_job = -1;
+  double rate_window_s = 3600;
 };
+// Whether the bounds above let running job `j` change now.
+bool may_change(const Job& j, const PolicyOptions& o, double now);
 
 struct Context {
   const ClusterState& cluster;

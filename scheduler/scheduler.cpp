@@ -64,21 +64,35 @@ static std::vector<unsigned> tie_ranks(size_t n, uint64_t seed) {
   return r;
 }
 
-// Keeps the first `budget` changes of running jobs (queue order) and reverts the others;
-// a kept change that no longer fits is reverted too (reverting every change gives back the
-// running state, which fits). Then each start is kept only where it still fits.
+// Reverts the changes of running jobs that may not change now (may_change), keeps the first
+// `budget` of the others (queue order; -1: all) and reverts the rest; a kept change that no
+// longer fits is reverted too (reverting every change gives back the running state, which
+// fits). Then each start is kept only where it still fits.
 static void bound_moves(const ClusterState& cluster, const std::vector<const Job*>& jobs,
-                        std::vector<Target>& targets, int budget) {
-  std::vector<size_t> changes;
-  for (size_t i = 0; i < jobs.size(); ++i)
-    if (jobs[i]->state == JobState::running && !(targets[i].alloc == jobs[i]->alloc)) changes.push_back(i);
-  if (static_cast<int>(changes.size()) <= budget) return;
-  auto revert = [&](size_t i) {
+                        std::vector<Target>& targets, const PolicyOptions& options, double now) {
+  auto revert = [&](size_t i, const char* why) {
     targets[i].alloc = jobs[i]->alloc;
-    targets[i].reason = "kept: over the budget of moves per round";
+    targets[i].reason = why;
   };
-  for (size_t k = static_cast<size_t>(budget); k < changes.size(); ++k) revert(changes[k]);
-  changes.resize(static_cast<size_t>(budget));
+  std::vector<size_t> changes;
+  bool reverted = false;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (jobs[i]->state != JobState::running || targets[i].alloc == jobs[i]->alloc) continue;
+    if (may_change(*jobs[i], options, now)) {
+      changes.push_back(i);
+    } else {
+      revert(i, "kept: changed too recently (min_runtime_s, max_moves_per_job_per_hour)");
+      reverted = true;
+    }
+  }
+  const int budget = options.max_moves_per_round;
+  if (budget >= 0 && static_cast<int>(changes.size()) > budget) {
+    for (size_t k = static_cast<size_t>(budget); k < changes.size(); ++k)
+      revert(changes[k], "kept: over the budget of moves per round");
+    changes.resize(static_cast<size_t>(budget));
+    reverted = true;
+  }
+  if (!reverted) return;
   std::vector<int> used;
   auto fits_all = [&] {
     used.assign(cluster.nodes.size(), 0);
@@ -90,7 +104,7 @@ static void bound_moves(const ClusterState& cluster, const std::vector<const Job
     return true;
   };
   while (!fits_all() && !changes.empty()) {
-    revert(changes.back());
+    revert(changes.back(), "kept: a change it needed was reverted");
     changes.pop_back();
   }
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -101,7 +115,7 @@ static void bound_moves(const ClusterState& cluster, const std::vector<const Job
     if (!fits) {
       targets[i].alloc = Allocation{};
       targets[i].opportunistic = false;
-      targets[i].reason = "waits: the moves it needed are over the budget of moves per round";
+      targets[i].reason = "waits: the moves it needed were reverted (budget of moves per round, min_runtime_s, max_moves_per_job_per_hour)";
       continue;
     }
     for (int n : a.node_ids) used[n] += a.shape.gpus_per_node;
@@ -154,7 +168,7 @@ Result<std::vector<Decision>> Scheduler::decide(const ClusterState& cluster,
     targets[i].opportunistic = false;
     targets[i].reason = "kept: the resource manager does not allow the policy's Cell";
   }
-  if (m_options.max_moves_per_round >= 0) bound_moves(cluster, ctx.jobs, targets, m_options.max_moves_per_round);
+  bound_moves(cluster, ctx.jobs, targets, m_options, now);
 
   // Validate the whole target state before emitting anything.
   // A job left where it runs is not re-checked for memory: a live cluster may

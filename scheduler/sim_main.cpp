@@ -116,6 +116,17 @@ int main(int argc, char** argv) {
                  "running jobs preempted, moved or resized per round, for every policy, as criusd's "
                  "max_moves_per_round (-1 = none, the default)")
       ->check(CLI::Range(-1, 10000));
+  app.add_option("--min-runtime", popt.min_runtime_s,
+                 "a running job is preempted, moved or resized only after running this long since its last "
+                 "start, as criusd's min_runtime_s (0 = no bound, the default)")
+      ->check(CLI::Range(0.0, 1e7));
+  app.add_option("--max-moves-per-job-per-hour", popt.max_moves_per_job,
+                 "changes of one running job per --rate-window, as criusd's max_moves_per_job_per_hour "
+                 "(-1 = no bound, the default)")
+      ->check(CLI::Range(-1, 10000));
+  app.add_option("--rate-window", popt.rate_window_s,
+                 "the hour of --max-moves-per-job-per-hour, in seconds, as criusd's rate_window_s (3600)")
+      ->check(CLI::Range(1.0, 86400.0));
   app.add_option("--runtime", runtime_name, "estimator runtime profile: alpa (default) or megatron");
   app.add_option("--throughput-table", table_file,
                  "measured iteration times (CSV); missing shapes use the estimator");

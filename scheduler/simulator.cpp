@@ -119,6 +119,7 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
     j.opportunistic = opportunistic;
     j.restart_until = j.first_start < 0 ? now + (live ? options.start_latency_s : 0) : restart_until(j, a, now);
     if (j.first_start < 0) j.first_start = now;
+    j.last_start = now;
     j.held = a.shape;
     j.held_partition = a.partition;
   };
@@ -196,12 +197,15 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
           j.held_partition = j.alloc.partition;
           j.alloc = Allocation{};
           j.opportunistic = false;
+          j.changed_at.push_back(now);
           ++j.reconfigurations;
           break;
         case Decision::Kind::move:
         case Decision::Kind::resize:
           j.restart_until = restart_until(j, d.target, now);
           j.alloc = d.target;
+          j.last_start = now;
+          j.changed_at.push_back(now);
           ++j.reconfigurations;
           break;
         case Decision::Kind::start:

@@ -98,6 +98,8 @@ struct Job {
   int held_partition = -1;
   bool opportunistic = false;   // started out of FIFO order (crius backfill)
   double first_start = -1;
+  double last_start = -1;       // its latest start, resume or move
+  std::vector<double> changed_at;  // when it was preempted, moved or resized
   double finish_time = -1;
   double restart_until = 0;     // no progress before this time (restart cost)
   int reconfigurations = 0;

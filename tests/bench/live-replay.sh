@@ -21,8 +21,8 @@ case $settings in
   paper) grace=60 min_run=0 max_moves=1000 per_job=16 per_user=10000 ;;
   *) echo "LIVE_SETTINGS=$settings: want shipped or paper"; exit 1 ;;
 esac
-# Trace seconds to wall seconds, at least 1.
-wall() { awk -v t="$1" -v k="$scale" 'BEGIN { w = int(t / k + 0.5); print (w < 1 ? 1 : w) }'; }
+# Trace seconds to whole wall seconds, at least 1 (0 stays 0).
+wall() { awk -v t="$1" -v k="$scale" 'BEGIN { w = int(t / k + 0.5); print (t > 0 && w < 1 ? 1 : w) }'; }
 out=${LIVE_OUT:-$TEST_TMP/out}
 trace=$TOP/tests/data/traces/runtime_trace.csv
 for c in slurmctld slurmdbd mariadbd mpirun jq; do
@@ -72,7 +72,8 @@ latency=$(awk -F, 'NR == FNR { if (FNR > 1) t[$1] = $5 * $12; next }
 tick=$scale  # Slurm's passes: about one a wall second
 echo "crius-sim's live restart model: start latency ${latency} s (fitted), tick ${tick} s, grace $(( $(wall $grace) * scale )) s, restart $(( $(wall 60) * scale + latency )) s"
 sim=(--trace "$out/crius/trace.csv" --cluster "$conf" --interval $(( $(wall 300) * scale )) --oracle --max-gpus "$max_gpus"
-  --max-moves-per-round "$max_moves" --restart-model live --tick "$tick" --start-latency "$latency"
+  --max-moves-per-round "$max_moves" --min-runtime $(( $(wall $min_run) * scale )) --max-moves-per-job-per-hour "$per_job"
+  --rate-window $(( $(wall 3600) * scale )) --restart-model live --tick "$tick" --start-latency "$latency"
   --checkpoint-grace $(( $(wall $grace) * scale )) --restart-cost $(( $(wall 60) * scale + latency )))
 crius-sim "${sim[@]}" --policy fcfs --json "$out/slurm-sim.json" >/dev/null || { echo "crius-sim (fcfs) failed"; exit 1; }
 crius-sim "${sim[@]}" --policy crius ${objective:+--objective "$objective"} \

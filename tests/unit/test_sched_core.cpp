@@ -346,6 +346,44 @@ BOOST_AUTO_TEST_CASE(restart_cost_gives_an_exact_jct) {
   BOOST_TEST(r->jobs[0].finish_time == 450);
 }
 
+BOOST_AUTO_TEST_CASE(criusds_bounds_on_one_job_hold_in_the_simulation) {
+  // The resize at 100 (scripted) comes before 150 s of run time: reverted, the job runs on 1 GPU
+  // to the end (50 iterations of 10 s: 500). Preempted at 100 with one change allowed per
+  // 1000 s: the preemption happens, and so does the restart at 200 (a start, not a change).
+  auto t = table();
+  cs::CachedThroughput tput(*t);
+  cs::SimOptions so;
+  so.policy.interval_s = 100;
+  so.policy.restart_cost_s = 0;
+  so.policy.min_runtime_s = 150;
+  Scripted resize(true);
+  auto r = cs::simulate(cluster(), {job(0, "a", "x", 1, 50)}, resize, tput, so);
+  BOOST_TEST_REQUIRE(r.ok(), (r.ok() ? std::string() : r.error()));
+  BOOST_TEST(r->jobs[0].reconfigurations == 0);
+  BOOST_TEST(r->jobs[0].finish_time == 500);
+  so.policy.min_runtime_s = 100;  // run 100 s by then: the resize goes through
+  r = cs::simulate(cluster(), {job(0, "a", "x", 1, 50)}, resize, tput, so);
+  BOOST_TEST_REQUIRE(r.ok());
+  BOOST_TEST(r->jobs[0].reconfigurations == 1);
+  BOOST_TEST(r->jobs[0].finish_time == 300);
+  so.policy.min_runtime_s = 0;
+  so.policy.max_moves_per_job = 0;  // no change at all
+  so.policy.rate_window_s = 1000;
+  r = cs::simulate(cluster(), {job(0, "a", "x", 1, 50)}, resize, tput, so);
+  BOOST_TEST_REQUIRE(r.ok());
+  BOOST_TEST(r->jobs[0].reconfigurations == 0);
+  so.policy.max_moves_per_job = 1;
+  Scripted preempt(false);
+  r = cs::simulate(cluster(), {job(0, "a", "x", 1, 20)}, preempt, tput, so);
+  BOOST_TEST_REQUIRE(r.ok());
+  BOOST_TEST(r->jobs[0].reconfigurations == 1);
+  BOOST_TEST(r->jobs[0].finish_time == 300);
+  cs::Job j = job(0, "a", "x", 1, 50);
+  j.changed_at = {100};
+  BOOST_TEST(!cs::may_change(j, so.policy, 1099));
+  BOOST_TEST(cs::may_change(j, so.policy, 1100));
+}
+
 BOOST_AUTO_TEST_CASE(noisy_truth_is_seeded_per_shape_and_has_the_estimators_spread) {
   auto t = table();
   cs::NoisyThroughput a(*t, 0.15, 7), b(*t, 0.15, 7), other(*t, 0.15, 8);
