@@ -199,6 +199,7 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
           j.opportunistic = false;
           j.changed_at.push_back(now);
           ++j.reconfigurations;
+          if (live) queue.push_back(static_cast<size_t>(d.job));  // requeued: Slurm starts it again
           break;
         case Decision::Kind::move:
         case Decision::Kind::resize:
@@ -213,7 +214,13 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
           break;
       }
     }
-    if (live) slurm_pass(now);
+    if (live) {
+      std::sort(queue.begin(), queue.end(), [&](size_t a, size_t b) {
+        return jobs[a].submit_time != jobs[b].submit_time ? jobs[a].submit_time < jobs[b].submit_time : a < b;
+      });
+      queue.erase(std::unique(queue.begin(), queue.end()), queue.end());
+      slurm_pass(now);
+    }
     if (options.check_invariants) {
       Result<void> inv = check_invariants(cluster, jobs, tput);
       if (!inv) return make_error("round at t=" + std::to_string(now) + ": " + inv.error());
@@ -261,20 +268,18 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
     res.timeline.push_back(Sample{now, samples / step, busy});
     if (options.progress) options.progress(static_cast<double>(closed) / jobs.size());
 
-    // Nothing runs, nothing can start, no one else arrives: the rest never runs.
-    if (!round) {
-    } else if (running == 0 && arrived == order.size() && pending > 0 && decisions->empty()) {
-      if (++idle_rounds > 2) {
-        for (Job& j : jobs)
-          if (j.state == JobState::pending) {
-            j.state = JobState::unrunnable;
-            res.unrunnable.push_back("job " + j.name + ": never started: policy " + policy.name() +
-                                     " found no place for it on an idle cluster");
-            ++closed;
-          }
-      }
-    } else {
-      idle_rounds = 0;
+    // Nothing runs, nothing can start, no one else arrives: the rest never runs (judged at the
+    // policy's rounds).
+    const bool idle = running == 0 && arrived == order.size() && pending > 0 && decisions->empty();
+    if (round && !idle) idle_rounds = 0;
+    if (round && idle && ++idle_rounds > 2) {
+      for (Job& j : jobs)
+        if (j.state == JobState::pending) {
+          j.state = JobState::unrunnable;
+          res.unrunnable.push_back("job " + j.name + ": never started: policy " + policy.name() +
+                                   " found no place for it on an idle cluster");
+          ++closed;
+        }
     }
     now = next;
     // Skip idle time up to the round (live: the tick) of the next arrival.

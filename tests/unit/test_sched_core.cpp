@@ -535,4 +535,13 @@ BOOST_AUTO_TEST_CASE(live_mechanics_start_at_submission_and_between_rounds) {
   so.policy.restart_cost_s = 20;
   BOOST_TEST(cs::restart_cost(so.policy, true, 4) == 50);
   BOOST_TEST(cs::restart_cost(so.policy, false, 4) == 50);
+  // A preempted job is requeued: Slurm's next pass starts it again where it fits (here at
+  // once, on the GPUs it left), and it pays the restart: 10 iterations by 100, none until 150,
+  // the last 10 by 250.
+  so.start_latency_s = 0;
+  Scripted preempt(false);
+  r = cs::simulate(cluster(), {job(0, "a", "x", 1, 20)}, preempt, tput, so);
+  BOOST_TEST_REQUIRE(r.ok(), (r.ok() ? std::string() : r.error()));
+  BOOST_TEST(r->jobs[0].reconfigurations == 1);
+  BOOST_TEST(std::abs(r->jobs[0].finish_time - 250) < 1e-6);
 }
