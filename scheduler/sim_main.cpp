@@ -165,11 +165,12 @@ int main(int argc, char** argv) {
                                                  : cs::RestartModel::flat;
   if (auto o = cs::parse_objective(objective)) popt.objective = *o;
   else return fail(kExitUsage, "--objective: " + o.error());
-  for (auto [name, v] : {std::pair{"--tick", tick_s}, {"--start-latency", start_latency_s},
-                         {"--checkpoint-grace", popt.checkpoint_grace_s}})
-    if (!(v >= (name[2] == 't' ? 1 : 0) && v <= 86400))
-      return fail(kExitUsage, std::string(name) + " must be " + (name[2] == 't' ? "1" : "0") +
-                                  " to 86400 seconds, got " + crius::util::fmt(v));
+  struct Seconds { const char* name; double value, least; };
+  for (const Seconds& o : {Seconds{"--tick", tick_s, 1}, Seconds{"--start-latency", start_latency_s, 0},
+                           Seconds{"--checkpoint-grace", popt.checkpoint_grace_s, 0}})
+    if (!(o.value >= o.least && o.value <= 86400))
+      return fail(kExitUsage, std::string(o.name) + " must be " + crius::util::fmt(o.least) +
+                                  " to 86400 seconds, got " + crius::util::fmt(o.value));
   if (popt.restart_model == cs::RestartModel::live) {
     const double k = popt.interval_s / tick_s;
     if (tick_s > popt.interval_s || std::abs(k - std::round(k)) > 1e-9)
