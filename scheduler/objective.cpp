@@ -5,7 +5,8 @@
 
 namespace crius::scheduler {
 
-std::optional<std::size_t> choose_cell(const std::vector<CellOption>& options, Objective objective) {
+std::optional<std::size_t> choose_cell(const std::vector<CellOption>& options, Objective objective,
+                                       bool others_wait) {
   if (options.empty()) return std::nullopt;
   auto per_gpu = [&](std::size_t i) { return options[i].speed / std::max(1, options[i].gpus); };
   // The best by `value`, then fewer GPUs; the earlier option keeps a full tie.
@@ -19,11 +20,13 @@ std::optional<std::size_t> choose_cell(const std::vector<CellOption>& options, O
     return best;
   };
   auto speed = [&](std::size_t i) { return options[i].speed; };
-  return objective == Objective::efficiency ? pick(per_gpu) : pick(speed);
+  const bool efficient = objective == Objective::efficiency || (objective == Objective::adaptive && others_wait);
+  return efficient ? pick(per_gpu) : pick(speed);
 }
 
 const char* to_string(Objective o) {
   switch (o) {
+    case Objective::adaptive: return "adaptive";
     case Objective::throughput: return "throughput";
     case Objective::efficiency: return "efficiency";
   }
@@ -31,10 +34,10 @@ const char* to_string(Objective o) {
 }
 
 Result<Objective> parse_objective(std::string_view name) {
-  for (Objective o : {Objective::throughput, Objective::efficiency})
+  for (Objective o : {Objective::adaptive, Objective::throughput, Objective::efficiency})
     if (name == to_string(o)) return o;
   return make_error("unknown objective '" + std::string(name.substr(0, 64)) +
-                    "' (known: throughput, efficiency)");
+                    "' (known: adaptive, throughput, efficiency)");
 }
 
 }  // namespace crius::scheduler

@@ -13,6 +13,7 @@
 namespace crius::scheduler {
 
 enum class Objective {
+  adaptive,    // throughput while no other job waits for GPUs, else efficiency (the default)
   throughput,  // the fastest Cell
   efficiency,  // the most samples per second per GPU
 };
@@ -23,10 +24,13 @@ struct CellOption {
 };
 
 // The index into `options` of the Cell the objective takes; ties go to fewer GPUs, then to
-// the earlier option. nullopt when `options` is empty.
-std::optional<std::size_t> choose_cell(const std::vector<CellOption>& options, Objective objective);
+// the earlier option. nullopt when `options` is empty. `others_wait`: another job waits for
+// GPUs, or none of `options` fits now (the job itself waits); adaptive then takes the most
+// efficient Cell, so that a job grows past it only into GPUs nobody is waiting for.
+std::optional<std::size_t> choose_cell(const std::vector<CellOption>& options, Objective objective,
+                                       bool others_wait);
 
 const char* to_string(Objective o);
-Result<Objective> parse_objective(std::string_view name);  // "throughput" or "efficiency"
+Result<Objective> parse_objective(std::string_view name);  // "adaptive", "throughput", "efficiency"
 
 }  // namespace crius::scheduler

@@ -43,7 +43,7 @@ bool may_change(const Job& j, const PolicyOptions& o, double now) {
   return recent < o.max_moves_per_job;
 }
 
-std::optional<PlacedShape> Policy::arrive(const Context& ctx, std::size_t i) {
+std::optional<PlacedShape> Policy::arrive(const Context& ctx, std::size_t i, int /*waiting*/) {
   const Job& j = *ctx.jobs[i];
   for (const PlacedShape& ps : shapes_for(ctx.cluster, j.req_gpu, j.req_gpus))
     if (ctx.allowed(j, ps.partition, ps.shape)) return ps;

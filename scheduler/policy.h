@@ -35,7 +35,7 @@ struct PolicyOptions {
   double checkpoint_grace_s = 0; // live: between the checkpoint signal and the requeue
   // How the crius policy chooses among a job's Cells that place now (objective.h): the same
   // rule job_submit applies at submission ([job_submit] objective).
-  Objective objective = Objective::throughput;
+  Objective objective = Objective::adaptive;
   // Deadline mode: every policy takes its queue earliest deadline first (within the resource
   // manager's priority), and crius chooses Cells that meet deadlines (deadline_cells).
   bool deadline_mode = false;
@@ -102,9 +102,11 @@ class Policy {
   virtual bool cell_policy() const { return false; }
   // The Cell ctx.jobs[i], submitted now, waits in until the resource manager starts it, with
   // the others as they run: job_submit's step at submission, which crius-sim's live restart
-  // model takes at each arrival. The default has no such step: what the job requested (the
-  // consolidated shape), nullopt where no partition holds it.
-  virtual std::optional<PlacedShape> arrive(const Context& ctx, std::size_t i);
+  // model takes at each arrival. `waiting`: how many other jobs wait for GPUs, as job_submit
+  // knows it (criusd's count at its last round and the jobs submitted since). The default has
+  // no such step: what the job requested (the consolidated shape), nullopt where no partition
+  // holds it.
+  virtual std::optional<PlacedShape> arrive(const Context& ctx, std::size_t i, int waiting);
   // Whether this policy could ever run the job on this cluster (e.g. fcfs needs
   // the requested type and count to fit in memory). Unrunnable jobs are reported.
   virtual Result<void> runnable(const Job& job, const Context& ctx) const;

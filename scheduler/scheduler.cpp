@@ -146,11 +146,11 @@ static Context round_context(const ClusterState& cluster, const std::vector<Job>
 }
 
 std::optional<PlacedShape> Scheduler::arrive(const ClusterState& cluster, const std::vector<Job>& jobs,
-                                             const Job& job, double now) {
+                                             const Job& job, double now, int waiting) {
   Context ctx = round_context(cluster, jobs, now, m_tput, m_options);
   auto at = std::find(ctx.jobs.begin(), ctx.jobs.end(), &job);
   if (at == ctx.jobs.end() || job.state != JobState::pending) return std::nullopt;
-  return m_policy.arrive(ctx, static_cast<std::size_t>(at - ctx.jobs.begin()));
+  return m_policy.arrive(ctx, static_cast<std::size_t>(at - ctx.jobs.begin()), waiting);
 }
 
 Result<std::vector<Decision>> Scheduler::decide(const ClusterState& cluster,

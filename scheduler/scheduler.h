@@ -24,9 +24,9 @@ class Scheduler {
                                        double now);
   Result<void> runnable(const ClusterState& cluster, const Job& job);
   // The Cell `job` (one of `jobs`, pending, submitted by `now`) waits in from its submission
-  // (Policy::arrive).
+  // (Policy::arrive; `waiting` as there).
   std::optional<PlacedShape> arrive(const ClusterState& cluster, const std::vector<Job>& jobs, const Job& job,
-                                    double now);
+                                    double now, int waiting);
   const PolicyOptions& options() const { return m_options; }
   Policy& policy() { return m_policy; }
 

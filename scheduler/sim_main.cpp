@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
                  "--checkpoint-grace + --restart-cost, a start --start-latency)")
       ->check(CLI::IsMember({"flat", "paper", "live"}));
   double tick_s = 30, start_latency_s = 0;
-  std::string objective = "throughput";
+  std::string objective = "adaptive";
   app.add_option("--tick", tick_s, "live: seconds between Slurm's scheduling passes (30; divides --interval)");
   app.add_option("--start-latency", start_latency_s,
                  "live: seconds from a job's start to its first iteration (0)");
@@ -104,8 +104,9 @@ int main(int argc, char** argv) {
                  "live: seconds between a move's checkpoint signal and its requeue, as criusd's "
                  "checkpoint_grace_s (0)");
   app.add_option("--objective", objective,
-                 "crius: the Cell a job takes among those that fit, as [job_submit] objective: throughput "
-                 "(the default) or efficiency");
+                 "crius: the Cell a job takes among those that fit, as [job_submit] objective: adaptive "
+                 "(the default: the fastest while no other job waits, else the most per GPU), throughput "
+                 "or efficiency");
   app.add_flag("--deadline-mode", popt.deadline_mode,
                "every policy takes its queue earliest deadline first (the baselines' EDF variants, named "
                "NAME-edf) and crius chooses Cells that meet deadlines (crius-deadline)");

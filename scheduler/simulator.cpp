@@ -137,6 +137,7 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
   res.start = res.end = t0;
   double now = t0, next_round = t0;
   size_t arrived = 0, closed = 0;  // closed: finished or unrunnable
+  int waiting_reported = 0, submitted_since = 0;  // live: what job_submit knows of the queue
   size_t idle_rounds = 0;
   std::vector<size_t> queue;  // live: the jobs in queue order (the trace's: submission, then id)
   // The resource manager's pass (live): each waiting job whose Cell fits starts, in queue order.
@@ -171,8 +172,13 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
         res.unrunnable.push_back("job " + j.name + ": " + ok.error());
         ++closed;
       } else if (live) {
-        // Decided at its submission, on the GPUs free then; Slurm starts it at once where it fits.
-        if (auto held = sched.arrive(cluster, jobs, j, now)) j.held = held->shape, j.held_partition = held->partition;
+        // Decided at its submission, on the GPUs free then and the jobs waiting as job_submit
+        // knows them (criusd's count at its last round, and every job submitted since: until
+        // criusd's next round sees it, a new job counts as waiting); Slurm starts it at once
+        // where it fits.
+        if (auto held = sched.arrive(cluster, jobs, j, now, waiting_reported + submitted_since))
+          j.held = held->shape, j.held_partition = held->partition;
+        ++submitted_since;
         queue.push_back(static_cast<size_t>(&j - jobs.data()));
         slurm_pass(now);
       }
@@ -213,6 +219,12 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
           start(j, d.target, d.opportunistic, now);
           break;
       }
+    }
+    if (live && round) {  // criusd reports the jobs its round left waiting
+      waiting_reported = static_cast<int>(std::count_if(jobs.begin(), jobs.end(), [&](const Job& j) {
+        return j.state == JobState::pending && j.submit_time <= now;
+      }));
+      submitted_since = 0;
     }
     if (live) {
       std::sort(queue.begin(), queue.end(), [&](size_t a, size_t b) {

@@ -109,9 +109,10 @@ int FreeGpus::free_gpus(const std::string& partition) const {
 std::string to_text(const FreeGpus& f) {
   std::ostringstream o;
   o << "# the GPUs criusd's policy left free, per node, and who each partition lets in (criusd(8))\n";
-  o << "crius-free-gpus 2\n";
+  o << "crius-free-gpus 3\n";
   o << "time " << f.time << "\n";
   o << "interval_s " << util::fmt(f.interval_s, 9) << "\n";
+  o << "waiting " << f.waiting << "\n";
   for (const auto& [name, nodes] : f.partitions) {
     o << "partition " << name;
     for (int n : nodes) o << ' ' << n;
@@ -155,8 +156,8 @@ Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& sourc
     if (line.empty() || line.front() == '#') continue;
     std::vector<std::string> words = util::split(line, ' ', true);
     if (!header) {
-      if (words.size() != 2 || words[0] != "crius-free-gpus" || (words[1] != "1" && words[1] != "2"))
-        return bad("not a crius free-GPU report (expected \"crius-free-gpus 2\")");
+      if (words.size() != 2 || words[0] != "crius-free-gpus" || (words[1] != "1" && words[1] != "2" && words[1] != "3"))
+        return bad("not a crius free-GPU report (expected \"crius-free-gpus 3\")");
       header = true;
     } else if (words[0] == "time" && words.size() == 2) {
       auto v = util::to_int(words[1]);
@@ -168,6 +169,10 @@ Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& sourc
       if (!v || *v < 1 || *v > 86400) return bad("interval_s must be a number of seconds in [1, 86400]");
       f.interval_s = *v;
       have_interval = true;
+    } else if (words[0] == "waiting" && words.size() == 2) {
+      auto v = util::to_int(words[1]);
+      if (!v || *v < 0 || *v > 100'000'000) return bad("waiting must be a whole number of jobs");
+      f.waiting = static_cast<int>(*v);
     } else if (words[0] == "partition" && words.size() >= 2) {
       if (static_cast<int>(f.partitions.size()) >= kMaxFreeGpusPartitions)
         return bad("more than " + std::to_string(kMaxFreeGpusPartitions) + " partitions");

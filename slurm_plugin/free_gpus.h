@@ -59,6 +59,9 @@ struct Submitter {
 struct FreeGpus {
   std::int64_t time = 0;   // when criusd read Slurm (Unix seconds)
   double interval_s = 0;   // criusd's round length
+  // Jobs waiting for GPUs of the crius partitions once the round is carried out (report
+  // version 3; job_submit adds those it accepts until the next report)
+  int waiting = 0;
   std::vector<std::pair<std::string, std::vector<int>>> partitions;  // name, free GPUs of each usable node
   std::vector<PartitionAccess> access;  // the crius partitions' (report version 2)
   // uid -> default account, sorted by uid, where a crius partition's access depends on the

@@ -320,8 +320,10 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   else if (d->partial)
     tell(err_msg, "the estimator's work budget for one submission ran out; the job got the best of the Cells "
                   "estimated (" + crius::estimator::to_string(d->chosen.cell) + ")");
-  // Until criusd's next report, the GPUs given here are not free for the next submission.
+  // Until criusd's next report, the GPUs given here are not free for the next submission, and
+  // the job counts as waiting (criusd's next round sees whether it started).
   if (free && d->load == crius::slurm::Load::fits) free->take(d->chosen.cell);
+  if (free && free->waiting < 100'000'000) ++free->waiting;
   slurm_info("job_submit/crius: uid %u: %s", submit_uid, printable(d->summary, 1024).c_str());
   return SLURM_SUCCESS;
 }

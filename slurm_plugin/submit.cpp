@@ -64,7 +64,7 @@ Result<SubmitConfig> parse_submit_config(const est::Cluster& cluster) {
     if (key == "objective") {
       auto s = v.value<std::string>();
       auto o = s ? scheduler::parse_objective(*s) : Result<Objective>(make_error(""));
-      if (!o) return make_error(where(v, key) + " must be \"throughput\" or \"efficiency\"");
+      if (!o) return make_error(where(v, key) + " must be \"adaptive\", \"throughput\" or \"efficiency\"");
       cfg.objective = *o;
     } else if (key == "deadline_miss") {
       auto s = v.value<std::string>();
@@ -305,7 +305,9 @@ Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& r, con
         index.push_back(i);
         options.push_back({all[i].samples_per_s, all[i].cell.gpus()});
       }
-    if (auto k = scheduler::choose_cell(options, conf.config.objective)) return index[*k];
+    // Others wait: criusd's count with those submitted since; without a report, unknown.
+    const bool others_wait = !fitting_only || !free || free->waiting > 0;
+    if (auto k = scheduler::choose_cell(options, conf.config.objective, others_wait)) return index[*k];
     return std::nullopt;
   };
   std::optional<std::size_t> chosen = by_objective(true);

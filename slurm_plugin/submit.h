@@ -29,7 +29,7 @@ enum class DeadlineMiss { flag, reject };
 
 // [job_submit] in crius.toml (see job_submit_crius(8)).
 struct SubmitConfig {
-  Objective objective = Objective::throughput;
+  Objective objective = Objective::adaptive;
   OnError on_error = OnError::accept;
   std::vector<std::string> partitions;  // empty = every partition of crius.toml
   int record_top = 3;                   // Cells kept in the admin_comment record

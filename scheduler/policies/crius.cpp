@@ -22,7 +22,7 @@ class Round {
         m_ref(ctx.jobs.size(), -1) {}
 
   std::vector<Target> run();
-  std::optional<PlacedShape> arrive(size_t i);
+  std::optional<PlacedShape> arrive(size_t i, int waiting);
 
  private:
   const Job& job(size_t i) const { return *m_ctx.jobs[i]; }
@@ -36,9 +36,11 @@ class Round {
   std::vector<Candidate> raw_candidates(size_t i, int max_gpus) const;  // score = speed
   std::optional<Allocation> best_fit(const std::vector<Candidate>& cands) const;
   // The Cell the objective takes among `cands` that place now (throughput: best_fit), and the
-  // one it takes on an idle cluster (the job's ideal).
+  // one it takes where none places (the job's ideal). For job m_job, whose decision it is.
   std::optional<Allocation> pick_fit(const std::vector<Candidate>& cands) const;
   const Candidate& ideal(const std::vector<Candidate>& cands) const;
+  // Another pending job than m_job waits for GPUs: not placed (yet) in this round.
+  bool others_wait() const;
   std::optional<Allocation> place_on(size_t i, const std::string& gpu, int gpus) const {
     if (const int cap = m_ctx.max_gpus(job(i)); cap > 0 && gpus > cap) return std::nullopt;
     return place_best(m_ctx, m_free, job(i), gpu, gpus, false);
@@ -72,6 +74,8 @@ class Round {
   std::vector<Target> m_targets;
   FreeMap m_free;
   std::vector<double> m_ref;
+  size_t m_job = 0;     // the job whose Cell is being chosen
+  int m_waiting = -1;   // arrive: others waiting, as job_submit knows it (-1: count them)
 };
 
 double Round::ref(size_t i) {
@@ -121,6 +125,13 @@ std::optional<Allocation> Round::best_fit(const std::vector<Candidate>& cands) c
   return std::nullopt;
 }
 
+bool Round::others_wait() const {
+  if (m_waiting >= 0) return m_waiting > 0;
+  for (size_t k = 0; k < m_targets.size(); ++k)
+    if (k != m_job && job(k).state == JobState::pending && m_targets[k].alloc.empty()) return true;
+  return false;
+}
+
 std::optional<Allocation> Round::pick_fit(const std::vector<Candidate>& cands) const {
   if (m_opt.objective == Objective::throughput) return best_fit(cands);
   std::vector<Allocation> placed;
@@ -130,14 +141,15 @@ std::optional<Allocation> Round::pick_fit(const std::vector<Candidate>& cands) c
       placed.push_back(std::move(*a));
       options.push_back({c.score, c.shape.gpus()});
     }
-  if (auto k = choose_cell(options, m_opt.objective)) return placed[*k];
+  if (auto k = choose_cell(options, m_opt.objective, others_wait())) return placed[*k];
   return std::nullopt;
 }
 
+// Where nothing places, the job waits: adaptive waits in its most efficient Cell.
 const Candidate& Round::ideal(const std::vector<Candidate>& cands) const {
   std::vector<CellOption> options;
   for (const Candidate& c : cands) options.push_back({c.score, c.shape.gpus()});
-  return cands[choose_cell(options, m_opt.objective).value_or(0)];
+  return cands[choose_cell(options, m_opt.objective, true).value_or(0)];
 }
 
 bool Round::finishes_by_deadline(size_t i, const Cell& s, bool restart) const {
@@ -298,6 +310,7 @@ bool Round::preempt_for_head(size_t i, const std::vector<Candidate>& cands) {
 }
 
 bool Round::fit(size_t i, bool& searched) {
+  m_job = i;
   if (has_deadline(i) && fit_deadline(i, searched)) return true;
   std::vector<Candidate> cands = candidates(i, CriusPolicy::kMaxScale * std::max(1, job(i).req_gpus));
   if (cands.empty()) cands = candidates(i, m_ctx.cluster.total_gpus());
@@ -402,7 +415,9 @@ std::vector<Target> Round::run() {
 
 // The fit step of a round for one new job, without the search (job_submit moves no one): the
 // Cell the objective takes among those that place now, else its ideal Cell, which waits.
-std::optional<PlacedShape> Round::arrive(size_t i) {
+std::optional<PlacedShape> Round::arrive(size_t i, int waiting) {
+  m_job = i;
+  m_waiting = waiting;
   std::vector<Candidate> cands = candidates(i, CriusPolicy::kMaxScale * std::max(1, job(i).req_gpus));
   if (cands.empty()) cands = candidates(i, m_ctx.cluster.total_gpus());
   if (cands.empty()) return std::nullopt;
@@ -415,8 +430,8 @@ std::optional<PlacedShape> Round::arrive(size_t i) {
 
 std::vector<Target> CriusPolicy::schedule(const Context& ctx) { return Round(ctx, m_options).run(); }
 
-std::optional<PlacedShape> CriusPolicy::arrive(const Context& ctx, std::size_t i) {
-  return Round(ctx, m_options).arrive(i);
+std::optional<PlacedShape> CriusPolicy::arrive(const Context& ctx, std::size_t i, int waiting) {
+  return Round(ctx, m_options).arrive(i, waiting);
 }
 
 }  // namespace crius::scheduler

@@ -1,8 +1,9 @@
 // Crius: the Cell-aware policy of the paper (see crius(7), POLICIES).
 // Each round, in queue order (the core's: priority, then FIFO or earliest deadline):
-//  1. fit the job on the Cell its objective takes (objective.h; throughput: the best
-//     normalised speed) among those that place now, of up to kMaxScale times the requested
-//     GPU count; a job just submitted gets this step alone (arrive: job_submit's);
+//  1. fit the job on the Cell its objective takes (objective.h; adaptive: the best
+//     normalised speed while no other pending job waits, else the most per GPU) among those
+//     that place now, of up to kMaxScale times the requested GPU count; a job just
+//     submitted gets this step alone (arrive: job_submit's);
 //  2. when that fit is poor (below kWellFit of its ideal Cell), a bounded search
 //     over shrinking one running job, moving one to another GPU type, or
 //     migrating one to defragment; the plan of the largest total gain wins;
@@ -36,7 +37,7 @@ class CriusPolicy final : public Policy {
   std::string name() const override { return "crius"; }
   bool cell_policy() const override { return true; }
   std::vector<Target> schedule(const Context& ctx) override;
-  std::optional<PlacedShape> arrive(const Context& ctx, std::size_t i) override;
+  std::optional<PlacedShape> arrive(const Context& ctx, std::size_t i, int waiting) override;
 
  private:
   PolicyOptions m_options;

@@ -158,7 +158,7 @@ Result<ControllerOptions> load_controller_options(const estimator::Cluster& clus
     auto parsed = v ? sch::parse_objective(*v) : Result<sch::Objective>(make_error(""));
     if (!parsed)
       return make_error(cluster.path + ":" + std::to_string(f->source().begin.line) +
-                        ": [job_submit] objective must be \"throughput\" or \"efficiency\"");
+                        ": [job_submit] objective must be \"adaptive\", \"throughput\" or \"efficiency\"");
     o.objective = *parsed;
   }
   const toml::table* t = cluster.table["criusd"].as_table();
@@ -847,6 +847,25 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     for (int n : a.node_ids) free[n] -= a.shape.gpus_per_node;
   round.free.time = snap.now;
   round.free.interval_s = m_options.interval_s;
+  // The jobs the round leaves waiting for GPUs of the crius partitions: the policy's pending
+  // jobs it does not start, and the others pending there for resources (plain Slurm jobs,
+  // crius jobs criusd leaves alone). job_submit's adaptive objective grows a new job only
+  // when there are none.
+  std::set<const SlurmJob*> policy_jobs;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    policy_jobs.insert(crius_jobs[i].first);
+    round.free.waiting += jobs[i].state == sch::JobState::pending && !placed[i];
+  }
+  for (const SlurmJob& sj : snap.jobs) {
+    if (sj.state != "PENDING" || policy_jobs.count(&sj) ||
+        (sj.reason != "None" && sj.reason != "Resources" && sj.reason != "Priority"))
+      continue;
+    for (const std::string& name : util::split(sj.partition, ',', true))
+      if (partition_index.count(name)) {
+        ++round.free.waiting;
+        break;
+      }
+  }
   publish_job_limits(snap, round.free);  // per-job limits of QOS and associations
   bool by_account = false;  // some crius partition lets in by account: the users' defaults count
   for (const auto& part : cluster.partitions)  // who each crius partition lets in, for job_submit

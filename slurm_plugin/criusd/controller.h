@@ -37,7 +37,7 @@ struct ControllerOptions {
   std::string lock_file = "/run/criusd.lock";
   std::string metrics_file;  // Prometheus text, rewritten after every round ("" = none)
   int max_gpus = 0;  // [job_submit] max_gpus: the largest Cell a move may give (0 = none)
-  scheduler::Objective objective = scheduler::Objective::throughput;  // [job_submit] objective
+  scheduler::Objective objective = scheduler::Objective::adaptive;  // [job_submit] objective
   std::string free_gpus_file = kDefaultFreeGpusFile;  // [job_submit] free_gpus_file ("" = none)
 };
 

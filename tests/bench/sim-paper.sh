@@ -24,7 +24,7 @@ for t in ${SIM_TRACES:-philly venus pai}; do
   runs=()
   for truth in noisy oracle; do
     for restart in flat paper; do
-      crius-sim --trace "$trace" --cluster "$cluster" --policy all --iter-scale 0.2 --truth "$truth" \
+      crius-sim --trace "$trace" --cluster "$cluster" --policy all --objective throughput --iter-scale 0.2 --truth "$truth" \
         --restart-model "$restart" "${table[@]}" --json "$t-$truth-$restart.json" >/dev/null 2>"unrunnable-$truth-$restart.txt"
       runs+=("$truth/$restart=$t-$truth-$restart.json")
     done

@@ -81,7 +81,7 @@ expect 2 "^crius-sim: --tick 45 must divide --interval 300$" -- \
 expect 2 "^crius-sim: --start-latency must be 0 to 86400 seconds, got -1$" -- \
   crius-sim --trace one.csv --cluster "$cluster" --restart-model live --start-latency -1
 expect 2 "need --restart-model live" -- crius-sim --trace one.csv --cluster "$cluster" --checkpoint-grace 30
-expect 2 "^crius-sim: --objective: unknown objective 'fast' \\(known: throughput, efficiency\\)$" -- \
+expect 2 "^crius-sim: --objective: unknown objective 'fast' \\(known: adaptive, throughput, efficiency\\)$" -- \
   crius-sim --trace one.csv --cluster "$cluster" --objective fast
 expect 1 "the simulation did not end within 2000000 rounds" -- \
   timeout 60 crius-sim --trace endless.csv --cluster "$cluster" --policy fcfs --interval 86400

@@ -6,7 +6,8 @@
 # --save-throughput, read back with --table-only), so that calibrating the
 # estimator does not change this golden; the estimator path itself is run by
 # sim_outputs.sh. After a deliberate change of a policy (or to take the
-# estimator's current speeds), regenerate both with CRIUS_UPDATE_GOLDEN=1.
+# estimator's current speeds), regenerate both with CRIUS_UPDATE_GOLDEN=1. crius runs the
+# paper's rule, --objective throughput, as tests/bench/sim-testbed.sh does.
 set -eu
 trace=$TOP/tests/data/traces/dummy_runtime_trace.csv
 cluster=$TOP/etc/crius/examples/paper-testbed.toml
@@ -15,11 +16,11 @@ table=$TOP/tests/golden/sim/dummy-testbed-throughput.csv
 [ -f "$cluster" ] || { echo "skip: $cluster not there"; exit 77; }
 
 if [ "${CRIUS_UPDATE_GOLDEN:-}" = 1 ]; then
-  crius-sim --trace "$trace" --cluster "$cluster" --policy all --seed 1 --oracle --save-throughput "$table" >/dev/null
+  crius-sim --trace "$trace" --cluster "$cluster" --policy all --objective throughput --seed 1 --oracle --save-throughput "$table" >/dev/null
   echo "updated $table"
 fi
 frozen=(--throughput-table "$table" --table-only)
-crius-sim --trace "$trace" --cluster "$cluster" --policy all --seed 1 --oracle "${frozen[@]}" \
+crius-sim --trace "$trace" --cluster "$cluster" --policy all --objective throughput --seed 1 --oracle "${frozen[@]}" \
   --json out.json --jobs-csv jobs.csv >out.txt 2>err.txt
 if [ "${CRIUS_UPDATE_GOLDEN:-}" = 1 ]; then cp out.txt "$golden"; echo "updated $golden"; fi
 diff -u "$golden" out.txt
@@ -47,7 +48,7 @@ PY
 head -n1 jobs.csv | grep -q '^policy,job_id,model,batch_size,req_gpu,req_gpus,submit_s,start_s,finish_s,jct_s,state,'
 
 # Determinism: the same run again gives the same bytes; not a terminal, so no progress bar.
-crius-sim --trace "$trace" --cluster "$cluster" --policy all --seed 1 --oracle "${frozen[@]}" >again.txt 2>err2.txt
+crius-sim --trace "$trace" --cluster "$cluster" --policy all --objective throughput --seed 1 --oracle "${frozen[@]}" >again.txt 2>err2.txt
 cmp out.txt again.txt
 ! grep -q $'\r' err2.txt
 echo ok

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # A submission on a loaded cluster gets a Cell that can start now: criusd reports the GPUs
-# its round left free, and job_submit gives a new job the best Cell among them.
-# Cluster a100:2x8; a plain job holds one node. On an empty cluster bert__1.3B at a global
-# batch of 256 gets both nodes (a100:2x8) and would wait for the plain job.
-#  1. criusd --once writes the report (one node free);
-#  2. a crius job gets a100:1x8 and starts;
-#  3. the next one, before criusd's next round, does not count the same GPUs: none fits,
-#     it gets its best Cell (2x8) and waits;
+# its round left free and the jobs it left waiting, and job_submit gives a new job the
+# objective's Cell among them (the default, adaptive: the fastest while nobody waits, else
+# the most efficient). Cluster a100:2x8; a plain job holds one node.
+#  1. criusd --once writes the report (one node free, nobody waiting);
+#  2. a crius job (bert__1.3B, global batch 256) gets the fastest Cell that fits, a100:1x8,
+#     and starts;
+#  3. the next one, before criusd's next round, does not count the same GPUs and counts the
+#     first as waiting: none fits, it gets its most efficient Cell and waits;
 #  4. --crius-max-gpus bounds the Cell and is kept in the record;
-#  5. a report that is stale, or writable by others, is ignored (the best Cell, 2x8).
+#  5. a report that is stale, or writable by others, is ignored (the most efficient Cell of
+#     all); a fresh one with nobody waiting gives the fastest that fits (1x8), one with jobs
+#     waiting the most efficient.
 set -u
 . "$TOP/tests/slurm/plugin_lib.bash"
 plugin_preflight
@@ -31,18 +34,23 @@ criusd --once 2>once.err || { cat once.err; fail "criusd --once"; }
 [ -f "$report" ] || fail "criusd wrote no report at $report"
 cat "$report"
 grep -Eq '^partition a100 (0 8|8 0)$' "$report" || fail "the report does not show one free node of 8 GPUs"
+grep -q '^waiting 0$' "$report" || fail "the report does not show that nobody waits"
 [ "$(stat -c %a "$report")" = 644 ] || fail "report mode $(stat -c %a "$report"), not 644"
 
 a=$(sbatch --parsable "${crius[@]}") || fail "crius sbatch A"
-[ "$(job_field "$a" NumNodes)" = 1-1 ] || fail "job $a got $(job_field "$a" NumNodes) nodes, not the free one"
+gpus() { job_field "$1" AdminComment | jq '.cell.nodes * .cell.gpus_per_node'; }
+[ "$(job_field "$a" NumNodes)" = 1-1 ] && [ "$(gpus "$a")" = 8 ] ||
+  fail "job $a got $(job_field "$a" AdminComment | jq -c .cell), not the free node's 8 GPUs"
 for _ in $(seq 100); do [ "$(job_field "$a" JobState)" = RUNNING ] && break; sleep 0.2; done
 [ "$(job_field "$a" JobState)" = RUNNING ] || fail "job $a, given the free node, did not start: $(job_field "$a" Reason)"
 grep -q "cell a100:1x8.*(fits the GPUs free now)" "$ctld_log" || fail "slurmctld's log does not say the Cell fits"
 echo "A: job $a in $(job_field "$a" AdminComment | jq -c .cell) is $(job_field "$a" JobState)"
 
 b=$(sbatch --parsable "${crius[@]}") || fail "crius sbatch B"
-[ "$(job_field "$b" NumNodes)" = 2-2 ] || fail "job $b got $(job_field "$b" NumNodes) nodes: the GPUs given to $a were counted again"
-grep -q "(no Cell fits the GPUs free now: the best Cell, it waits)" "$ctld_log" || fail "slurmctld's log does not say B waits"
+grep -q "(no Cell fits the GPUs free now: the best Cell, it waits)" "$ctld_log" ||
+  fail "slurmctld's log does not say B waits: the GPUs given to $a were counted again"
+efficient=$(gpus "$b")
+[ "$efficient" -lt 8 ] || fail "job $b, with $a waiting, got $efficient GPUs, not its most efficient Cell"
 echo "B: job $b asks for $(job_field "$b" NumNodes) nodes and is $(job_field "$b" JobState)"
 
 c=$(sbatch --parsable --crius-max-gpus=4 "${crius[@]}") || fail "crius sbatch C"
@@ -54,19 +62,21 @@ err=$(sbatch --parsable --crius-max-gpus=0 "${crius[@]}" 2>&1) && fail "--crius-
 grep -q -- "--crius-max-gpus: '0' is not a whole number" <<<"$err" || fail "unclear error: $err"
 
 # A report as criusd writes it, one node free: stale, world-writable, then good.
-put_report() {  # TIME MODE
-  printf 'crius-free-gpus 1\ntime %s\ninterval_s 300\npartition a100 0 8\n' "$1" >"$report.new"
+put_report() {  # TIME MODE [WAITING]
+  printf 'crius-free-gpus 3\ntime %s\ninterval_s 300\nwaiting %s\npartition a100 0 8\n' "$1" "${3:-0}" >"$report.new"
   chmod "$2" "$report.new"
   mv "$report.new" "$report"
 }
-nodes_given() { local id; id=$(sbatch --parsable "${crius[@]}") || fail "crius sbatch"; job_field "$id" NumNodes; }
+gpus_given() { local id; id=$(sbatch --parsable "${crius[@]}") || fail "crius sbatch"; gpus "$id"; }
 put_report 1 644
-[ "$(nodes_given)" = 2-2 ] || fail "a stale report was used"
+[ "$(gpus_given)" = "$efficient" ] || fail "a stale report was used"
 put_report "$(date +%s)" 666
-[ "$(nodes_given)" = 2-2 ] || fail "a world-writable report was used"
+[ "$(gpus_given)" = "$efficient" ] || fail "a world-writable report was used"
 grep -q "job_submit/crius: $report: writable by its group or by others" "$ctld_log" || fail "the bad report was not logged"
 put_report "$(date +%s)" 644
-[ "$(nodes_given)" = 1-1 ] || fail "a fresh report was not used"
+[ "$(gpus_given)" = 8 ] || fail "a fresh report with nobody waiting did not give the fastest Cell that fits"
+put_report "$(date +%s)" 644 3
+[ "$(gpus_given)" = "$efficient" ] || fail "a fresh report with 3 jobs waiting did not give the most efficient Cell"
 echo "submit load checks passed"
 INNER
 chmod +x "$TEST_TMP/inner.sh"

@@ -188,6 +188,7 @@ BOOST_FIXTURE_TEST_CASE(a_moved_job_is_pinned_where_the_policy_placed_it, Fixtur
   BOOST_TEST(rec->value().nodes == pin);
   BOOST_TEST(round->free.free_gpus("a100") == 0);
   BOOST_TEST(round->free.free_gpus("v100") == 16 - a.to.gpus());
+  BOOST_TEST(round->free.waiting == 0);  // job 3 starts: nobody waits
 
   // Next round, the job still pending there: nothing to do. A user's own -w is left alone.
   s.jobs[2].admin_comment = a.after;
@@ -230,6 +231,34 @@ BOOST_FIXTURE_TEST_CASE(a_moved_job_is_pinned_where_the_policy_placed_it, Fixtur
   rec = job::parse_record(round->actions[0].after);
   BOOST_TEST_REQUIRE((rec && rec->ok()));
   BOOST_TEST(rec->value().nodes.empty());
+}
+
+BOOST_FIXTURE_TEST_CASE(the_report_counts_the_jobs_left_waiting_for_gpus, Fixture) {
+  // Every GPU is busy. Waiting for GPUs of crius partitions: crius job 3 and plain job 4
+  // (Resources), plain job 5 (Priority; one of its partitions is crius's). Not waiting for GPUs:
+  // held crius job 6, plain job 7 of a partition crius does not manage, plain job 8 waiting for
+  // a dependency. job_submit's adaptive objective grows a new job only when the count is 0.
+  Snapshot s;
+  s.now = 5000;
+  s.nodes = {node("a100-1", "a100", 8), node("a100-2", "a100", 8), node("v100-1", "v100", 8),
+             node("v100-2", "v100", 8)};
+  s.jobs = {slurm_job(1, "RUNNING", "", {"a100-1"}), slurm_job(2, "RUNNING", "", {"a100-2"}),
+            slurm_job(3, "PENDING", record("a100:1x8:1", "a100")), slurm_job(4, "PENDING", ""),
+            slurm_job(5, "PENDING", ""), slurm_job(6, "PENDING", record("a100:1x8:1", "a100")),
+            slurm_job(7, "PENDING", ""), slurm_job(8, "PENDING", "")};
+  s.jobs[2].reason = s.jobs[3].reason = "Resources";
+  s.jobs[4].reason = "Priority";
+  s.jobs[4].partition = "cpu,v100";
+  s.jobs[5].reason = "JobHeldUser";
+  s.jobs[5].priority = 0;
+  s.jobs[6].reason = "Resources";
+  s.jobs[6].partition = "cpu";
+  s.jobs[7].reason = "Dependency";
+  Controller c(*cluster, {});
+  auto round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST(round->free.waiting == 3);
+  BOOST_TEST(to_text(round->free).find("\nwaiting 3\n") != std::string::npos);
 }
 
 BOOST_FIXTURE_TEST_CASE(jobs_without_record_pinned_or_broken_are_never_touched, Fixture) {
@@ -335,7 +364,7 @@ BOOST_FIXTURE_TEST_CASE(bad_criusd_section_names_the_key, Fixture) {
   BOOST_TEST(good->interval_s == 5);
   BOOST_TEST(good->policy == "gavel");
   BOOST_TEST(good->metrics_file == "/run/criusd/criusd.prom");
-  BOOST_TEST((good->objective == scheduler::Objective::throughput));
+  BOOST_TEST((good->objective == scheduler::Objective::adaptive));
   cluster->table = toml::parse("[criusd]\nrate_window_s = 0\n");
   auto window = load_controller_options(*cluster);
   BOOST_TEST_REQUIRE(!window.ok());

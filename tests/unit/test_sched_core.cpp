@@ -458,16 +458,22 @@ BOOST_AUTO_TEST_CASE(the_summary_counts_deadlines_met) {
 BOOST_AUTO_TEST_CASE(the_objective_rule_fastest_or_most_efficient) {
   // 1 GPU 10/s, 2 GPUs 13/s, 4 GPUs 14/s, 8 GPUs 16/s.
   const std::vector<cs::CellOption> o = {{10, 1}, {13, 2}, {14, 4}, {16, 8}};
-  BOOST_TEST(cs::choose_cell(o, cs::Objective::throughput).value() == 3u);
-  BOOST_TEST(cs::choose_cell(o, cs::Objective::efficiency).value() == 0u);
+  for (bool others_wait : {false, true}) {
+    BOOST_TEST(cs::choose_cell(o, cs::Objective::throughput, others_wait).value() == 3u);
+    BOOST_TEST(cs::choose_cell(o, cs::Objective::efficiency, others_wait).value() == 0u);
+  }
+  // Adaptive: the fastest while no one else waits, the most efficient while others do.
+  BOOST_TEST(cs::choose_cell(o, cs::Objective::adaptive, false).value() == 3u);
+  BOOST_TEST(cs::choose_cell(o, cs::Objective::adaptive, true).value() == 0u);
   // Ties go to fewer GPUs, then to the earlier option.
-  BOOST_TEST(cs::choose_cell({{10, 2}, {10, 1}}, cs::Objective::throughput).value() == 1u);
-  BOOST_TEST(cs::choose_cell({{10, 2}, {10, 2}}, cs::Objective::efficiency).value() == 0u);
-  BOOST_TEST(!cs::choose_cell({}, cs::Objective::efficiency).has_value());
+  BOOST_TEST(cs::choose_cell({{10, 2}, {10, 1}}, cs::Objective::throughput, false).value() == 1u);
+  BOOST_TEST(cs::choose_cell({{10, 2}, {10, 2}}, cs::Objective::efficiency, false).value() == 0u);
+  BOOST_TEST(!cs::choose_cell({}, cs::Objective::adaptive, false).has_value());
   auto bad = cs::parse_objective("fastest");
   BOOST_TEST_REQUIRE(!bad.ok());
-  BOOST_TEST(bad.error().find("known: throughput, efficiency") != std::string::npos);
+  BOOST_TEST(bad.error().find("known: adaptive, throughput, efficiency") != std::string::npos);
   BOOST_TEST((cs::parse_objective("efficiency").value() == cs::Objective::efficiency));
+  BOOST_TEST((cs::PolicyOptions{}.objective == cs::Objective::adaptive), "the default");
 }
 
 BOOST_AUTO_TEST_CASE(crius_gives_an_arriving_job_the_cell_of_its_objective) {
@@ -478,27 +484,31 @@ BOOST_AUTO_TEST_CASE(crius_gives_an_arriving_job_the_cell_of_its_objective) {
   const cs::ClusterState c = cluster();
   std::vector<cs::Job> jobs = {job(0, "a", "x", 1, 10)};
   cs::PolicyOptions po;
-  for (auto [obj, gpus] : {std::pair{cs::Objective::throughput, 4}, {cs::Objective::efficiency, 1}}) {
+  // Adaptive: as throughput while no other job waits (job_submit's count: `waiting`), as
+  // efficiency while one does.
+  struct Case { cs::Objective obj; int waiting, gpus; };
+  for (auto [obj, waiting, gpus] : {Case{cs::Objective::throughput, 3, 4}, Case{cs::Objective::efficiency, 0, 1},
+                                    Case{cs::Objective::adaptive, 0, 4}, Case{cs::Objective::adaptive, 1, 1}}) {
     po.objective = obj;
     auto pol = cs::make_policy("crius", po);
     BOOST_TEST_REQUIRE(pol.ok());
     cs::Scheduler s(**pol, tput, po);
-    auto held = s.arrive(c, jobs, jobs[0], 0);
+    auto held = s.arrive(c, jobs, jobs[0], 0, waiting);
     BOOST_TEST_REQUIRE(held.has_value());
     BOOST_TEST(held->shape.gpu == "x");
-    BOOST_TEST(held->shape.gpus() == gpus, cs::to_string(obj));
+    BOOST_TEST(held->shape.gpus() == gpus, cs::to_string(obj) << " waiting " << waiting);
   }
   // x busy: the fastest Cell of what is free (y 2x2, 5 s); nothing free: its ideal Cell, to wait in.
   po.objective = cs::Objective::throughput;
   auto pol = cs::make_policy("crius", po);
   cs::Scheduler s(**pol, tput, po);
   jobs.push_back(running(job(1, "a", "x", 4, 1000), c, "x", 2, {0, 1}));
-  auto held = s.arrive(c, jobs, jobs[0], 0);
+  auto held = s.arrive(c, jobs, jobs[0], 0, 0);
   BOOST_TEST_REQUIRE(held.has_value());
   BOOST_TEST(held->shape.gpu == "y");
   BOOST_TEST(held->shape.gpus() == 4);
   jobs.push_back(running(job(2, "a", "y", 4, 1000), c, "y", 2, {2, 3}));
-  held = s.arrive(c, jobs, jobs[0], 0);
+  held = s.arrive(c, jobs, jobs[0], 0, 0);
   BOOST_TEST_REQUIRE(held.has_value());
   BOOST_TEST(held->shape.gpu == "x");
   BOOST_TEST(held->shape.gpus() == 4);

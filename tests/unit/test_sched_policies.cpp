@@ -75,6 +75,12 @@ BOOST_AUTO_TEST_CASE(fcfs_t1_queues_per_gpu_type) {
   BOOST_TEST(r.result.jobs[2].first_start == 0);
 }
 
+cs::PolicyOptions throughput() {
+  cs::PolicyOptions o;
+  o.objective = cs::Objective::throughput;
+  return o;
+}
+
 BOOST_AUTO_TEST_CASE(crius_t1_changes_type_and_shrinks) {
   // Cells of up to 4x the request are candidates; speeds are normalised by the
   // speed of the request. j0 fits on 2x2 x (1.0). j1's best Cells (x) are
@@ -82,11 +88,36 @@ BOOST_AUTO_TEST_CASE(crius_t1_changes_type_and_shrinks) {
   // j2 (1 y GPU) finds nothing free; the search gains most by shrinking j0 to
   // 1x2 x (j0 loses 0.5) and giving j2 the other x node (1x2 x: 4.0): +3.5,
   // against +1.5 for shrinking j1.
-  // j0: 60 x 5 s = 300; j1: 30 x 5 s = 150; j2: 10 x 5 s = 50.
-  Run r = simulate("crius", trace_t1());
+  // j0: 60 x 5 s = 300; j1: 30 x 5 s = 150; j2: 10 x 5 s = 50. (The throughput objective:
+  // the fastest Cell, whoever waits; adaptive is below.)
+  Run r = simulate("crius", trace_t1(), cluster(), 1, {}, 0, throughput());
   expect_jct(r, {300, 150, 50});
   BOOST_TEST(r.result.jobs[1].reconfigurations == 0);
   BOOST_TEST(r.result.jobs[2].alloc.shape.gpu == "");  // released when finished
+}
+
+BOOST_AUTO_TEST_CASE(crius_adaptive_grows_a_job_only_while_no_other_waits) {
+  // Model a scales linearly on x (0.8 samples/s per GPU on 1, 2 or 4 GPUs). Alone, a job asking
+  // for 1 x GPU gets the fastest Cell within 4x: 2 x 2 x (2.5 s/it). With a second job waiting
+  // behind it in the same round, it gets the most efficient one (ties: fewer GPUs), 1 x GPU;
+  // the second, with nobody behind it, the fastest of what is left (then, nobody waiting, the
+  // round's upgrade pass may double the first: never to 4).
+  std::map<int, int> first;  // job id -> GPUs in the first round
+  auto each = [&](double now, const std::vector<cs::Job>& jobs) {
+    if (now == 0)
+      for (const cs::Job& j : jobs) first[j.id] = j.alloc.shape.gpus();
+  };
+  simulate("crius", {job(0, "a", "x", 1, 100)}, cluster(), 1, each);
+  BOOST_TEST(first[0] == 4);
+  first.clear();
+  Run r = simulate("crius", {job(0, "a", "x", 1, 100), job(1, "a", "x", 1, 100)}, cluster(), 1, each);
+  BOOST_TEST(r.violations.empty());
+  BOOST_TEST(first[0] <= 2);
+  BOOST_TEST(first[1] >= 2);
+  // throughput grows the first job whoever waits.
+  first.clear();
+  simulate("crius", {job(0, "a", "x", 1, 100), job(1, "a", "x", 1, 100)}, cluster(), 1, each, 0, throughput());
+  BOOST_TEST(first[0] == 4);
 }
 
 BOOST_AUTO_TEST_CASE(gandiva_t1_keeps_type_and_grows) {
@@ -131,9 +162,9 @@ BOOST_AUTO_TEST_CASE(crius_gives_a_deadline_the_fewest_gpus_that_meet_it) {
   // to y. With it, j0 gets the fewest GPUs that meet it: 1 x 2 x (5 s/it, 500 s; one GPU takes
   // 1000 s), and j1 the other 2 x GPUs.
   std::vector<cs::Job> jobs{job(0, "a", "x", 1, 100, 0, 600), job(1, "a", "x", 2, 100)};
-  Run plain = simulate("crius", jobs);
+  Run plain = simulate("crius", jobs, cluster(), 1, {}, 0, throughput());
   BOOST_TEST(jct(plain, 0) == 250);
-  cs::PolicyOptions o;
+  cs::PolicyOptions o = throughput();
   o.deadline_cells = true;
   Run r = simulate("crius", jobs, cluster(), 1, {}, 0, o);
   BOOST_TEST(jct(r, 0) == 500);
@@ -160,9 +191,9 @@ BOOST_AUTO_TEST_CASE(crius_moves_a_running_job_that_would_miss_its_deadline) {
   // nothing upgrades j1. When j0 ends, deadline-aware crius moves j1 to x before j2 starts;
   // without it j2 takes x and j1 ends at 1500 s, after its deadline.
   std::vector<cs::Job> jobs{job(0, "b", "x", 2, 60), job(1, "a", "y", 1, 150, 0, 1200), job(2, "b", "x", 2, 60)};
-  Run plain = simulate("crius", jobs, cluster(1));
+  Run plain = simulate("crius", jobs, cluster(1), 1, {}, 0, throughput());
   BOOST_TEST(jct(plain, 1) == 1500);
-  cs::PolicyOptions o;
+  cs::PolicyOptions o = throughput();
   o.deadline_cells = true;
   Run r = simulate("crius", jobs, cluster(1), 1, {}, 0, o);
   BOOST_TEST(r.violations.empty());
@@ -173,12 +204,14 @@ BOOST_AUTO_TEST_CASE(crius_moves_a_running_job_that_would_miss_its_deadline) {
   // deadline does not let j1 take x before j2; it is rescued only with GPUs the jobs ahead of
   // it leave, none here. In deadline mode the deadline orders everything: j1 still makes it.
   jobs[2].priority = 10;
-  plain = simulate("crius", jobs, cluster(1));
+  plain = simulate("crius", jobs, cluster(1), 1, {}, 0, throughput());
   Run ordered = simulate("crius", jobs, cluster(1), 1, {}, 0, o);
   BOOST_TEST(ordered.violations.empty());
   BOOST_TEST(jct(ordered, 2) == jct(plain, 2));
   BOOST_TEST(ordered.result.jobs[1].reconfigurations == 0);
-  Run edf = simulate("crius", jobs, cluster(1), 1, {}, 0, deadline_mode());
+  cs::PolicyOptions edf_opt = deadline_mode();
+  edf_opt.objective = cs::Objective::throughput;
+  Run edf = simulate("crius", jobs, cluster(1), 1, {}, 0, edf_opt);
   BOOST_TEST(edf.violations.empty());
   BOOST_TEST(jct(edf, 1) <= 1200);
 }

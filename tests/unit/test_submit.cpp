@@ -56,10 +56,12 @@ FreeGpus report(std::vector<int> a100, std::vector<int> v100) {
 
 BOOST_AUTO_TEST_CASE(free_gpus_text_round_trip_and_bounds) {
   FreeGpus f = report({8, 3}, {0, 0});
+  f.waiting = 7;
   auto back = parse_free_gpus(to_text(f), "r");
   BOOST_TEST_REQUIRE(back.ok(), why(back));
   BOOST_TEST(back->time == 1000);
   BOOST_TEST(back->interval_s == 60);
+  BOOST_TEST(back->waiting == f.waiting);
   BOOST_TEST(back->partitions == f.partitions);
 
   auto bad = [](const std::string& text) {
@@ -67,7 +69,8 @@ BOOST_AUTO_TEST_CASE(free_gpus_text_round_trip_and_bounds) {
     return r.ok() ? std::string("accepted") : r.error();
   };
   BOOST_TEST(bad("") == "F: empty (expected \"crius-free-gpus 1\")");
-  BOOST_TEST(bad("crius-free-gpus 3\n") == "F:1: not a crius free-GPU report (expected \"crius-free-gpus 2\")");
+  BOOST_TEST(bad("crius-free-gpus 4\n") == "F:1: not a crius free-GPU report (expected \"crius-free-gpus 3\")");
+  BOOST_TEST(bad("crius-free-gpus 3\ntime 5\ninterval_s 60\nwaiting -1\n") == "F:4: waiting must be a whole number of jobs");
   BOOST_TEST(bad("crius-free-gpus 1\ntime 5\n") == "F: no time or interval_s line");
   BOOST_TEST(bad("crius-free-gpus 1\ntime 5\ninterval_s 60\npartition a 8 -1\n") ==
              "F:4: free GPUs of a node must be a whole number from 0 to 64");
@@ -156,6 +159,7 @@ BOOST_AUTO_TEST_CASE(free_gpus_file_is_read_only_from_a_safe_file) {
 
 BOOST_AUTO_TEST_CASE(a_loaded_cluster_gets_the_best_cell_that_starts_now) {
   Loaded c = conf();
+  c.config.objective = Objective::throughput;  // the fastest, whoever waits
   auto empty = decide(bert(), c, "");
   BOOST_TEST_REQUIRE(empty.ok(), why(empty));
   BOOST_TEST((empty->load == Load::unknown));
@@ -408,7 +412,7 @@ BOOST_AUTO_TEST_CASE(the_objective_is_the_policys_rule_on_the_cells_that_fit) {
   auto ranking = rank(bert(), c, "");
   BOOST_TEST_REQUIRE(ranking.ok(), why(ranking));
   FreeGpus f = report({8, 8}, {8, 8});
-  for (Objective o : {Objective::throughput, Objective::efficiency}) {
+  for (Objective o : {Objective::adaptive, Objective::throughput, Objective::efficiency}) {
     c.config.objective = o;
     auto d = decide(bert(), c, "", &f);
     BOOST_TEST_REQUIRE(d.ok(), why(d));
@@ -417,7 +421,7 @@ BOOST_AUTO_TEST_CASE(the_objective_is_the_policys_rule_on_the_cells_that_fit) {
     BOOST_TEST_REQUIRE(r.ok(), why(r));
     std::vector<scheduler::CellOption> options;
     for (const auto& e : r->cells) options.push_back({e.samples_per_s, e.cell.gpus()});
-    auto k = scheduler::choose_cell(options, o);
+    auto k = scheduler::choose_cell(options, o, f.waiting > 0);
     BOOST_TEST_REQUIRE(k.has_value());
     BOOST_TEST((d->chosen.cell == r->cells[*k].cell), scheduler::to_string(o));
   }
@@ -430,6 +434,18 @@ BOOST_AUTO_TEST_CASE(the_objective_is_the_policys_rule_on_the_cells_that_fit) {
   BOOST_TEST(per_gpu(eff->chosen) >= per_gpu(fast->chosen));
   BOOST_TEST(eff->chosen.samples_per_s <= fast->chosen.samples_per_s);
   BOOST_TEST(eff->chosen.cell.gpus() < fast->chosen.cell.gpus(), "premise: bert scales below linear");
+  // Adaptive (the default): as throughput while criusd's report counts no job waiting, as
+  // efficiency while it counts one; without a report (no criusd) the job waits, efficiently.
+  BOOST_TEST((SubmitConfig{}.objective == Objective::adaptive));
+  c.config.objective = Objective::adaptive;
+  auto idle = decide(bert(), c, "", &f);
+  f.waiting = 2;
+  auto queued = decide(bert(), c, "", &f);
+  auto blind = decide(bert(), c, "", nullptr);
+  BOOST_TEST_REQUIRE((idle.ok() && queued.ok() && blind.ok()));
+  BOOST_TEST((idle->chosen.cell == fast->chosen.cell));
+  BOOST_TEST((queued->chosen.cell == eff->chosen.cell));
+  BOOST_TEST(blind->chosen.cell.gpus() == eff->chosen.cell.gpus());
 }
 
 BOOST_AUTO_TEST_CASE(an_unknown_objective_is_refused_naming_the_key) {
@@ -442,7 +458,7 @@ BOOST_AUTO_TEST_CASE(an_unknown_objective_is_refused_naming_the_key) {
   std::filesystem::remove(path);
   BOOST_TEST_REQUIRE(!c.ok());
   BOOST_TEST(c.error().find(":12:13:") != std::string::npos, c.error());
-  BOOST_TEST(c.error().find("[job_submit] objective must be \"throughput\" or \"efficiency\"") !=
+  BOOST_TEST(c.error().find("[job_submit] objective must be \"adaptive\", \"throughput\" or \"efficiency\"") !=
                  std::string::npos,
              c.error());
 }
