@@ -305,8 +305,10 @@ Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& r, con
         index.push_back(i);
         options.push_back({all[i].samples_per_s, all[i].cell.gpus()});
       }
-    // Others wait: criusd's count with those submitted since; without a report, unknown.
-    const bool others_wait = !fitting_only || !free || free->waiting > 0;
+    // Others wait: criusd's count with those submitted since, or no Cell fits what is free (the
+    // job waits). Without a report nothing is known of the queue: the best Cell of an empty
+    // cluster, as throughput.
+    const bool others_wait = free && (!fitting_only || free->waiting > 0);
     if (auto k = scheduler::choose_cell(options, conf.config.objective, others_wait)) return index[*k];
     return std::nullopt;
   };
