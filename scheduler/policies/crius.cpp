@@ -19,7 +19,9 @@ class Round {
  public:
   Round(const Context& ctx, const PolicyOptions& opt)
       : m_ctx(ctx), m_opt(opt), m_targets(keep_running(ctx)), m_free(taken(ctx, m_targets)),
-        m_ref(ctx.jobs.size(), -1) {}
+        m_ref(ctx.jobs.size(), -1) {
+    for (const Job* j : ctx.jobs) m_unplaced += j->state == JobState::pending;
+  }
 
   std::vector<Target> run();
   std::optional<PlacedShape> arrive(size_t i, int waiting);
@@ -64,7 +66,9 @@ class Round {
   bool search(size_t i, const std::vector<Candidate>& cands, double floor);
   bool preempt_for_head(size_t i, const std::vector<Candidate>& cands);
   void upgrade();
+  // Every change of a target goes through here, which keeps m_unplaced.
   void set(size_t i, const Allocation& a, std::string reason) {
+    if (job(i).state == JobState::pending) m_unplaced += int(a.empty()) - int(m_targets[i].alloc.empty());
     m_targets[i].alloc = a;
     m_targets[i].reason = std::move(reason);
   }
@@ -74,8 +78,9 @@ class Round {
   std::vector<Target> m_targets;
   FreeMap m_free;
   std::vector<double> m_ref;
+  int m_unplaced = 0;   // pending jobs without a target (yet)
   size_t m_job = 0;     // the job whose Cell is being chosen
-  int m_waiting = -1;   // arrive: others waiting, as job_submit knows it (-1: count them)
+  int m_waiting = -1;   // arrive: others waiting, as job_submit knows it (-1: m_unplaced's)
 };
 
 double Round::ref(size_t i) {
@@ -127,9 +132,8 @@ std::optional<Allocation> Round::best_fit(const std::vector<Candidate>& cands) c
 
 bool Round::others_wait() const {
   if (m_waiting >= 0) return m_waiting > 0;
-  for (size_t k = 0; k < m_targets.size(); ++k)
-    if (k != m_job && job(k).state == JobState::pending && m_targets[k].alloc.empty()) return true;
-  return false;
+  const bool self = job(m_job).state == JobState::pending && m_targets[m_job].alloc.empty();
+  return m_unplaced - int(self) > 0;
 }
 
 std::optional<Allocation> Round::pick_fit(const std::vector<Candidate>& cands) const {
@@ -297,9 +301,8 @@ bool Round::preempt_for_head(size_t i, const std::vector<Candidate>& cands) {
         else victims.push_back(r);
       }
       for (size_t r : victims) {
-        m_targets[r].alloc = Allocation{};
+        set(r, Allocation{}, "preempted by the blocked queue head " + job(i).name);
         m_targets[r].opportunistic = false;
-        m_targets[r].reason = "preempted by the blocked queue head " + job(i).name;
       }
       set(i, *a, "queue head: preempted opportunistic jobs");
       return true;
