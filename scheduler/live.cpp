@@ -25,30 +25,22 @@ Result<void> write_replay_jobs(const std::string& path, const std::vector<Job>& 
                                ThroughputSource& tput) {
   std::ofstream out(path);
   if (!out) return make_error(path + ": cannot write");
-  out << "job,submit_s,model,global_batch,iterations,deadline_s,gpu,gpus,partition,nodes,gpus_per_node,iter_time_s\n";
+  out << "job,submit_s,model,global_batch,iterations,deadline_s,gpu,gpus,partition,nodes,gpus_per_node,iter_time_s,kind\n";
   const PolicyOptions options;
   const Context ctx{cluster, {}, 0, tput, options, {}};
   for (const Job& j : jobs) {
-    const PlacedShape* pick = nullptr;
-    double pick_speed = 0;
-    std::vector<PlacedShape> shapes = shapes_for(cluster, j.req_gpu, j.req_gpus);
-    for (const PlacedShape& ps : shapes) {
-      const double speed = decision_speed(ctx, j, ps.shape, true);  // as the fcfs baseline decides
-      if (speed > 0 && speed > pick_speed * (1 + 1e-9)) {
-        pick = &ps;
-        pick_speed = speed;
-      }
-    }
+    const std::optional<PlacedShape> pick = requested_shape(ctx, j);
     Perf run;
     if (pick) run = tput.best(j.model, j.global_batch, pick->shape, j.runtime);
+    const char* kind = to_string(j.kind);
     out << csv_field(j.name) << ',' << util::fixed(j.submit_time, 0) << ',' << csv_field(j.model) << ','
         << j.global_batch << ',' << util::fixed(std::ceil(j.iterations), 0) << ','
         << (std::isfinite(j.deadline) ? util::fixed(j.deadline, 0) : "") << ',' << j.req_gpu << ',' << j.req_gpus << ',';
     if (pick && run.feasible)
       out << cluster.partitions[pick->partition].name << ',' << pick->shape.nodes << ',' << pick->shape.gpus_per_node
-          << ',' << util::fmt(run.iter_time_s, 6) << '\n';
+          << ',' << util::fmt(run.iter_time_s, 6) << ',' << kind << '\n';
     else
-      out << ",,,\n";
+      out << ",,,," << kind << '\n';
   }
   if (!out) return make_error(path + ": write failed");
   return {};

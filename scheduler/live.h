@@ -11,10 +11,10 @@
 namespace crius::scheduler {
 
 // One row per job: its trace fields and, for Slurm alone, the shape a user would ask for
-// (the one the fcfs baseline picks: the best data-parallel speed among the shapes of the
-// requested GPU count) and the Cell-optimal iteration time on it.
+// (requested_shape: the best data-parallel speed among the shapes of the requested GPU count)
+// and the Cell-optimal iteration time on it, and the job's kind (JobKind).
 //   job,submit_s,model,global_batch,iterations,deadline_s,gpu,gpus,partition,nodes,
-//   gpus_per_node,iter_time_s
+//   gpus_per_node,iter_time_s,kind
 // A job no shape of its request fits gets empty shape columns.
 Result<void> write_replay_jobs(const std::string& path, const std::vector<Job>& jobs, const ClusterState& cluster,
                                ThroughputSource& tput);

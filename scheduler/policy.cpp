@@ -43,11 +43,20 @@ bool may_change(const Job& j, const PolicyOptions& o, double now) {
   return recent < o.max_moves_per_job;
 }
 
+std::optional<PlacedShape> requested_shape(const Context& ctx, const Job& j) {
+  std::optional<PlacedShape> pick, first;
+  double pick_speed = 0;
+  for (const PlacedShape& ps : shapes_for(ctx.cluster, j.req_gpu, j.req_gpus)) {
+    if (!ctx.allowed(j, ps.partition, ps.shape)) continue;
+    if (!first) first = ps;
+    const double speed = decision_speed(ctx, j, ps.shape, true);
+    if (speed > 0 && speed > pick_speed * (1 + 1e-9)) pick = ps, pick_speed = speed;
+  }
+  return pick ? pick : first;
+}
+
 std::optional<PlacedShape> Policy::arrive(const Context& ctx, std::size_t i, int /*waiting*/) {
-  const Job& j = *ctx.jobs[i];
-  for (const PlacedShape& ps : shapes_for(ctx.cluster, j.req_gpu, j.req_gpus))
-    if (ctx.allowed(j, ps.partition, ps.shape)) return ps;
-  return std::nullopt;
+  return requested_shape(ctx, *ctx.jobs[i]);
 }
 
 Result<void> Policy::runnable(const Job& job, const Context& ctx) const {

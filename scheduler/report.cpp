@@ -17,6 +17,7 @@ Summary summarize(const SimResult& r, const ClusterState& cluster) {
   s.policy = r.policy;
   s.jobs = static_cast<int>(r.jobs.size());
   std::vector<double> jct, queue;
+  std::map<std::string, std::vector<double>> by_kind;
   for (const Job& j : r.jobs) {
     s.reconfigurations += j.reconfigurations;
     if (std::isfinite(j.deadline)) {
@@ -27,12 +28,15 @@ Summary summarize(const SimResult& r, const ClusterState& cluster) {
     if (j.state != JobState::finished) continue;
     ++s.finished;
     jct.push_back(j.finish_time - j.submit_time);
+    by_kind[to_string(j.kind)].push_back(jct.back());
     queue.push_back(j.first_start - j.submit_time);
   }
   auto mean = [](const std::vector<double>& v) {
     return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / v.size();
   };
   s.jct_mean_s = mean(jct);
+  if (by_kind.size() > 1)
+    for (const auto& [kind, v] : by_kind) s.jct_mean_by_kind_s[kind] = mean(v);
   s.jct_median_s = util::median(jct);
   s.jct_p99_s = util::percentile_nearest_rank(jct, 0.99);
   s.queue_mean_s = mean(queue);
@@ -58,6 +62,11 @@ std::string format_summary(const Summary& s, bool with_timing) {
   o << "\n";
   o << "  JCT mean/median/p99 " << util::fixed(s.jct_mean_s, 0) << " / " << util::fixed(s.jct_median_s, 0)
     << " / " << util::fixed(s.jct_p99_s, 0) << " s\n";
+  if (!s.jct_mean_by_kind_s.empty()) {
+    o << "  JCT mean by kind  ";
+    for (const auto& [kind, v] : s.jct_mean_by_kind_s) o << " " << kind << " " << util::fixed(v, 0);
+    o << " s\n";
+  }
   o << "  queueing mean      " << util::fixed(s.queue_mean_s, 0) << " s\n";
   o << "  makespan           " << util::fixed(s.makespan_s, 0) << " s\n";
   o << "  throughput mean    " << util::fixed(s.throughput_mean, 2) << " samples/s\n";
@@ -111,7 +120,7 @@ std::string format_comparison(const std::vector<Summary>& all) {
 nlohmann::json to_json(const std::vector<Summary>& all) {
   nlohmann::json out;
   out["policies"] = nlohmann::json::object();
-  for (const Summary& s : all)
+  for (const Summary& s : all) {
     out["policies"][s.policy] = {{"finished", s.finished},
                                  {"jct_mean_s", s.jct_mean_s},
                                  {"jct_median_s", s.jct_median_s},
@@ -122,6 +131,8 @@ nlohmann::json to_json(const std::vector<Summary>& all) {
                                  {"reconfigurations", s.reconfigurations},
                                  {"deadlines", s.deadlines},
                                  {"deadlines_met", s.deadlines_met}};
+    if (!s.jct_mean_by_kind_s.empty()) out["policies"][s.policy]["jct_mean_by_kind_s"] = s.jct_mean_by_kind_s;
+  }
   return out;
 }
 
@@ -158,7 +169,8 @@ Result<void> write_plots(const std::string& dir, const std::vector<SimResult>& r
     std::ofstream cdf(dir + "/jct-" + r.policy + ".dat");
     for (size_t i = 0; i < jct.size(); ++i) cdf << jct[i] << ' ' << double(i + 1) / jct.size() << '\n';
     std::ofstream tl(dir + "/throughput-" + r.policy + ".dat");
-    for (const Sample& s : r.timeline) tl << (s.time - r.start) / 3600 << ' ' << s.throughput << '\n';
+    for (const Sample& s : r.timeline)
+      tl << (s.time - r.start) / 3600 << ' ' << s.throughput << ' ' << s.busy_gpus << '\n';
     if (!cdf || !tl) return make_error(dir + ": cannot write plot data");
   }
   std::string gp = dir + "/plots.gp";
@@ -179,6 +191,12 @@ Result<void> write_plots(const std::string& dir, const std::vector<SimResult>& r
       for (size_t i = 0; i < runs.size(); ++i)
         g << (i ? ", " : "") << "'" << dir << "/throughput-" << runs[i].policy
           << ".dat' with lines lw 1.5 title '" << runs[i].policy << "'";
+      g << "\nset output '" << dir << "/gpus." << ext << "'\n";
+      g << "set title 'GPUs in use'\nset xlabel 'time (hours)'\nset ylabel 'GPUs'\n";
+      g << "plot ";
+      for (size_t i = 0; i < runs.size(); ++i)
+        g << (i ? ", " : "") << "'" << dir << "/throughput-" << runs[i].policy
+          << ".dat' using 1:3 with steps lw 1.5 title '" << runs[i].policy << "'";
       g << "\nunset output\n";
     }
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <random>
 
 namespace crius::scheduler {
@@ -124,17 +125,30 @@ static void bound_moves(const ClusterState& cluster, const std::vector<const Job
 
 Result<void> Scheduler::runnable(const ClusterState& cluster, const Job& job) {
   Context ctx{cluster, {}, 0, m_tput, m_options, {}};
+  if (job.kind == JobKind::plain) return runnable_on_requested_type(job, ctx, true);
   return m_policy.runnable(job, ctx);
 }
 
-// The round's view: the running jobs and the pending ones submitted by `now`, in queue order:
-// the resource manager's priority (crius-sim: all equal), then the earliest deadline in
+// The cluster as the policy sees it: the GPUs of the running jobs it does not decide
+// (Job::decided_by_policy) taken, as criusd sees them; `cluster` itself where there are none.
+static const ClusterState& policy_cluster(const ClusterState& cluster, const std::vector<Job>& jobs,
+                                          std::optional<ClusterState>& view) {
+  for (const Job& j : jobs) {
+    if (j.state != JobState::running || j.decided_by_policy()) continue;
+    if (!view) view = cluster;
+    for (int n : j.alloc.node_ids) view->nodes[n].capacity -= j.alloc.shape.gpus_per_node;
+  }
+  return view ? *view : cluster;
+}
+
+// The round's view: the policy's running jobs and its pending ones submitted by `now`, in queue
+// order: the resource manager's priority (crius-sim: all equal), then the earliest deadline in
 // deadline mode, then submission.
 static Context round_context(const ClusterState& cluster, const std::vector<Job>& jobs, double now,
                              ThroughputSource& tput, const PolicyOptions& options) {
   Context ctx{cluster, {}, now, tput, options, tie_ranks(cluster.nodes.size(), options.seed)};
   for (const Job& j : jobs)
-    if ((j.state == JobState::pending && j.submit_time <= now) || j.state == JobState::running)
+    if (j.decided_by_policy() && ((j.state == JobState::pending && j.submit_time <= now) || j.state == JobState::running))
       ctx.jobs.push_back(&j);
   const bool edf = options.deadline_mode;
   std::stable_sort(ctx.jobs.begin(), ctx.jobs.end(), [edf](const Job* a, const Job* b) {
@@ -147,14 +161,23 @@ static Context round_context(const ClusterState& cluster, const std::vector<Job>
 
 std::optional<PlacedShape> Scheduler::arrive(const ClusterState& cluster, const std::vector<Job>& jobs,
                                              const Job& job, double now, int waiting) {
-  Context ctx = round_context(cluster, jobs, now, m_tput, m_options);
+  if (job.state != JobState::pending) return std::nullopt;
+  std::optional<ClusterState> view;
+  const ClusterState& seen = policy_cluster(cluster, jobs, view);
+  if (job.kind == JobKind::plain) {  // the resource manager's, by its request
+    const Context ctx{seen, {&job}, now, m_tput, m_options, {}};
+    return requested_shape(ctx, job);
+  }
+  Context ctx = round_context(seen, jobs, now, m_tput, m_options);
   auto at = std::find(ctx.jobs.begin(), ctx.jobs.end(), &job);
-  if (at == ctx.jobs.end() || job.state != JobState::pending) return std::nullopt;
+  if (at == ctx.jobs.end()) return std::nullopt;
   return m_policy.arrive(ctx, static_cast<std::size_t>(at - ctx.jobs.begin()), waiting);
 }
 
-Result<std::vector<Decision>> Scheduler::decide(const ClusterState& cluster,
+Result<std::vector<Decision>> Scheduler::decide(const ClusterState& whole,
                                                 const std::vector<Job>& jobs, double now) {
+  std::optional<ClusterState> view;
+  const ClusterState& cluster = policy_cluster(whole, jobs, view);
   Context ctx = round_context(cluster, jobs, now, m_tput, m_options);
   std::vector<Target> targets = m_policy.schedule(ctx);
   if (targets.size() != ctx.jobs.size())

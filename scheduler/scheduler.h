@@ -16,7 +16,8 @@ class Scheduler {
   Scheduler(Policy& policy, ThroughputSource& tput, PolicyOptions options)
       : m_policy(policy), m_tput(tput), m_options(options) {}
   // Decisions for the running jobs and the pending jobs submitted by `now`
-  // among `jobs` (others are ignored).
+  // among `jobs` (others are ignored) that the policy decides (Job::decided_by_policy); the
+  // others' GPUs are taken.
   // Order: preemptions, then moves and resizes, then starts, so a driver that
   // applies them one by one frees GPUs before it hands them out.
   // A target that breaks an invariant is a policy bug: returned as an error.
@@ -24,7 +25,7 @@ class Scheduler {
                                        double now);
   Result<void> runnable(const ClusterState& cluster, const Job& job);
   // The Cell `job` (one of `jobs`, pending, submitted by `now`) waits in from its submission
-  // (Policy::arrive; `waiting` as there).
+  // (Policy::arrive; `waiting` as there); a plain job's is its request (requested_shape).
   std::optional<PlacedShape> arrive(const ClusterState& cluster, const std::vector<Job>& jobs, const Job& job,
                                     double now, int waiting);
   const PolicyOptions& options() const { return m_options; }

@@ -68,6 +68,11 @@ Result<std::vector<Job>> load_trace(const std::string& path, double iter_scale) 
     if (!util::parse_number(field("num_gpu"), j.req_gpus) || j.req_gpus <= 0)
       return make_error(at + "column 'num_gpu' must be an integer > 0, got '" + field("num_gpu") +
                         "'");
+    if (col.count("kind")) {  // optional: who decides the job's GPUs (JobKind), movable by default
+      const std::string& k = field("kind");
+      if (auto kind = parse_job_kind(k)) j.kind = *kind;
+      else if (!k.empty()) return make_error(at + "column 'kind' must be movable, fixed or plain, got '" + k + "'");
+    }
     j.iterations = std::max(1.0, std::round(j.iterations * iter_scale));
     j.deadline = j.submit_time + (deadline - j.submit_time) / iter_scale;
     jobs.push_back(std::move(j));
@@ -139,8 +144,10 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
   size_t arrived = 0, closed = 0;  // closed: finished or unrunnable
   int waiting_reported = 0, submitted_since = 0;  // live: what job_submit knows of the queue
   size_t idle_rounds = 0;
-  std::vector<size_t> queue;  // live: the jobs in queue order (the trace's: submission, then id)
-  // The resource manager's pass (live): each waiting job whose Cell fits starts, in queue order.
+  // The jobs the resource manager starts (live: all; otherwise the plain ones), in queue order
+  // (the trace's: submission, then id).
+  std::vector<size_t> queue;
+  // The resource manager's pass: each waiting job whose Cell fits starts, in queue order.
   auto slurm_pass = [&](double now) {
     FreeMap free(cluster);
     for (const Job& j : jobs)
@@ -171,11 +178,11 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
         j.state = JobState::unrunnable;
         res.unrunnable.push_back("job " + j.name + ": " + ok.error());
         ++closed;
-      } else if (live) {
+      } else if (live || j.kind == JobKind::plain) {
         // Decided at its submission, on the GPUs free then and the jobs waiting as job_submit
         // knows them (criusd's count at its last round, and every job submitted since: until
         // criusd's next round sees it, a new job counts as waiting); Slurm starts it at once
-        // where it fits.
+        // where it fits. A plain job waits for its request, in every restart model.
         if (auto held = sched.arrive(cluster, jobs, j, now, waiting_reported + submitted_since))
           j.held = held->shape, j.held_partition = held->partition;
         ++submitted_since;
@@ -226,7 +233,7 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
       }));
       submitted_since = 0;
     }
-    if (live) {
+    if (!queue.empty()) {  // live: every job; otherwise the plain ones
       std::sort(queue.begin(), queue.end(), [&](size_t a, size_t b) {
         return jobs[a].submit_time != jobs[b].submit_time ? jobs[a].submit_time < jobs[b].submit_time : a < b;
       });

@@ -16,6 +16,7 @@ namespace crius::scheduler {
 
 // The trace CSV of the Crius artifact:
 //   job_id,submission_time,num_iteration,model_name,deadline,batch_size,num_gpu,gpu_type
+// and optionally `kind` (JobKind: movable, the default, fixed or plain).
 // Columns may come in any order; '#' lines are comments; errors name the file
 // and line. `iter_scale`
 // multiplies iterations and divides deadline budgets (the paper ran 0.2).

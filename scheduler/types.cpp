@@ -54,6 +54,21 @@ const char* to_string(JobState s) {
   return "?";
 }
 
+const char* to_string(JobKind k) {
+  switch (k) {
+    case JobKind::movable: return "movable";
+    case JobKind::fixed: return "fixed";
+    case JobKind::plain: return "plain";
+  }
+  return "?";
+}
+
+std::optional<JobKind> parse_job_kind(std::string_view s) {
+  for (JobKind k : {JobKind::movable, JobKind::fixed, JobKind::plain})
+    if (s == to_string(k)) return k;
+  return std::nullopt;
+}
+
 const char* to_string(Decision::Kind k) {
   switch (k) {
     case Decision::Kind::start: return "start";

@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "estimator/plan.h"
@@ -70,6 +71,15 @@ struct Allocation {
 enum class JobState { pending, running, finished, unrunnable };
 const char* to_string(JobState s);
 
+// Who decides a job's GPUs: `movable`, the policy, before it starts and while it runs (a crius
+// job with --crius-movable); `fixed`, the policy until it starts, then it keeps them (a crius job
+// without it: criusd leaves a running one alone); `plain`, the resource manager alone, by what
+// the job requested (a Slurm job without --crius-*). A running fixed job and every plain job are
+// outside the policy's rounds: their GPUs are taken, as criusd sees them.
+enum class JobKind { movable, fixed, plain };
+const char* to_string(JobKind k);
+std::optional<JobKind> parse_job_kind(std::string_view s);
+
 struct Job {
   int id = 0;                   // dense index, stable for a run
   std::string name;             // the trace's job_id
@@ -88,6 +98,7 @@ struct Job {
   // every partition, any size); and the most nodes of any allocation (0: any).
   std::vector<int> partition_max_nodes;
   int max_nodes = 0;
+  JobKind kind = JobKind::movable;
   // Dynamic state, owned by the driver.
   JobState state = JobState::pending;
   double done_iterations = 0;
@@ -104,6 +115,10 @@ struct Job {
   double restart_until = 0;     // no progress before this time (restart cost)
   int reconfigurations = 0;
   double remaining() const { return iterations - done_iterations; }
+  // The policy decides for it in this state (JobKind).
+  bool decided_by_policy() const {
+    return kind == JobKind::movable || (kind == JobKind::fixed && state != JobState::running);
+  }
 };
 
 struct Decision {

@@ -11,11 +11,15 @@
 # ([job_submit] objective; default: crius.toml's default), LIVE_MAX_GPUS ([job_submit] max_gpus,
 # and crius-sim --max-gpus; default none), LIVE_MAX_SCALE (crius-replay --max-scale: a job's
 # Cells at most N x its trace GPUs, as crius-sim's crius policy bounds them; default 4),
-# LIVE_OUT (keep the results there).
+# LIVE_MIX (crius-replay --mix: m all movable, the default; mfmp half movable, a quarter without
+# --crius-movable, a quarter plain Slurm jobs), LIVE_TIMEOUT (wall seconds each run may take;
+# 1500, 7200 for more than 40 jobs), LIVE_OUT (keep the results there). LIVE_JOBS=0: the whole
+# trace (244 jobs).
 # Paper (testbed): Crius cut the mean JCT by 48.9% against Slurm-like FCFS on its 64 GPUs.
 set -u
 jobs=${LIVE_JOBS:-40} scale=${LIVE_SCALE:-30} nodes=${LIVE_NODES:-16} settings=${LIVE_SETTINGS:-shipped}
-objective=${LIVE_OBJECTIVE:-} max_gpus=${LIVE_MAX_GPUS:-0} max_scale=${LIVE_MAX_SCALE:-4}
+objective=${LIVE_OBJECTIVE:-} max_gpus=${LIVE_MAX_GPUS:-0} max_scale=${LIVE_MAX_SCALE:-4} mix=${LIVE_MIX:-m}
+timeout=${LIVE_TIMEOUT:-$(( jobs > 0 && jobs <= 40 ? 1500 : 7200 ))}
 case $settings in
   shipped) grace=30 min_run=600 max_moves=2 per_job=1 per_user=4 ;;
   paper) grace=60 min_run=0 max_moves=1000 per_job=16 per_user=10000 ;;
@@ -54,7 +58,7 @@ export OMPI_MCA_btl=self,tcp OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_btl_tcp_if_
 for mode in slurm crius; do
   start=\$(date +%s)
   crius-replay --trace "$trace" --cluster "$conf" --mode \$mode --jobs $jobs --time-scale $scale --max-scale $max_scale \\
-    --out "$out/\$mode" --timeout 1500 2>"$out/\$mode.err" | grep -E 'finished|JCT|makespan|reconfig' ||
+    --mix $mix --out "$out/\$mode" --timeout $timeout 2>"$out/\$mode.err" | grep -E 'finished|JCT|makespan|reconfig' ||
     { tail -n 5 "$out/\$mode.err"; exit 1; }
   echo "\$mode: \$(( \$(date +%s) - start )) s wall"
 done
@@ -79,21 +83,25 @@ crius-sim "${sim[@]}" --policy fcfs --json "$out/slurm-sim.json" >/dev/null || {
 crius-sim "${sim[@]}" --policy crius ${objective:+--objective "$objective"} \
   --live slurm-live="$out/slurm/runs.csv" --live crius-live="$out/crius/runs.csv" --json "$out/all.json" \
   --plot "$out/plot" | sed -n '/^policy  /,$p'
-jq -r --argjson n "$jobs" --arg settings "$settings" --slurpfile fcfs "$out/slurm-sim.json" '.policies as $p |
+n=$(($(grep -vc '^#' "$out/crius/trace.csv") - 1))
+jq -r --argjson n "$n" --arg settings "$settings" --arg mix "$mix" --slurpfile fcfs "$out/slurm-sim.json" '.policies as $p |
   def r: . * 100 | round / 100;
-  "live replay (\($settings) settings): \($n) jobs, crius mean JCT \($p["crius-live"].jct_mean_s | round) s, slurm alone \($p["slurm-live"].jct_mean_s | round) s (crius/slurm \($p["crius-live"].jct_mean_s / $p["slurm-live"].jct_mean_s | r)), crius-sim \($p.crius.jct_mean_s | round) s (live/sim \($p["crius-live"].jct_mean_s / $p.crius.jct_mean_s | r)), slurm-sim \($fcfs[0].policies.fcfs.jct_mean_s | round) s (live/sim \($p["slurm-live"].jct_mean_s / $fcfs[0].policies.fcfs.jct_mean_s | r))"' "$out/all.json"
+  "live replay (\($settings) settings\(if $mix == "m" then "" else ", mix \($mix)" end)): \($n) jobs, crius mean JCT \($p["crius-live"].jct_mean_s | round) s, slurm alone \($p["slurm-live"].jct_mean_s | round) s (crius/slurm \($p["crius-live"].jct_mean_s / $p["slurm-live"].jct_mean_s | r)), crius-sim \($p.crius.jct_mean_s | round) s (live/sim \($p["crius-live"].jct_mean_s / $p.crius.jct_mean_s | r)), slurm-sim \($fcfs[0].policies.fcfs.jct_mean_s | round) s (live/sim \($p["slurm-live"].jct_mean_s / $fcfs[0].policies.fcfs.jct_mean_s | r))",
+  (($p["crius-live"].jct_mean_by_kind_s // {}) | to_entries[] | .key as $k |
+    "  \($k) jobs: crius mean JCT \(.value | round) s, slurm alone \($p["slurm-live"].jct_mean_by_kind_s[$k] | round) s (crius/slurm \(.value / $p["slurm-live"].jct_mean_by_kind_s[$k] | r)), crius-sim \($p.crius.jct_mean_by_kind_s[$k] | round) s (live/sim \(.value / $p.crius.jct_mean_by_kind_s[$k] | r))")' "$out/all.json"
 # Per job: its JCT with crius against Slurm alone (the last run's end less its submission).
 awk -F, 'FNR == 1 { f++; next }
+  f == 1 { kind[$1] = ($13 == "movable" ? "" : "," $13); next }
   { if ($4 > end[f, $1]) end[f, $1] = $4; sub_s[f, $1] = $2; names[$1] = 1 }
   END {
     worst = 0; over = ""; n = 0; faster = 0
     for (j in names) {
-      a = end[1, j] - sub_s[1, j]; b = end[2, j] - sub_s[2, j]
+      a = end[2, j] - sub_s[2, j]; b = end[3, j] - sub_s[3, j]
       if (a <= 0) continue
       r = b / a; n++; faster += (r < 1)
       if (r > worst) { worst = r; wj = j }
-      if (r > 2) over = over " " substr(j, 1, 8) sprintf("(%.2f)", r)
+      if (r > 2) over = over " " substr(j, 1, 8) sprintf("(%.2f%s)", r, kind[j])
     }
     printf "per job, crius/slurm JCT: %d of %d jobs faster with crius, worst %.2f (job %s); over 2x:%s\n",
       faster, n, worst, substr(wj, 1, 8), (over == "" ? " none" : over)
-  }' "$out/slurm/runs.csv" "$out/crius/runs.csv"
+  }' "$out/crius/jobs.csv" "$out/slurm/runs.csv" "$out/crius/runs.csv"

@@ -37,7 +37,8 @@ CRIUS_LAB_DIR=/nonexistent crius-replay --trace "$trace" --cluster "$CRIUS_CONF"
 grep -q "is not a crius-lab cluster: .*give --no-criusd" refused.out || { cat refused.out; fail "no reason for the refusal"; }
 [ ! -e "$TEST_TMP/refused" ] || fail "the refused replay created its folder"
 for mode in slurm crius; do
-  crius-replay --trace "$trace" --cluster "$CRIUS_CONF" --mode $mode --jobs 5 --time-scale 120 \
+  # crius: a mixed population, movable, fixed (no --crius-movable), plain Slurm job, ...
+  crius-replay --trace "$trace" --cluster "$CRIUS_CONF" --mode $mode --jobs 5 --time-scale 120 --mix mfp \
     --out "$TEST_TMP/$mode" --timeout 400 >"$mode.out" 2>"$mode.err" ||
     { cat "$mode.err" "$mode.out" "$TEST_TMP/$mode/logs/criusd.log" 2>/dev/null; fail "crius-replay --mode $mode"; }
   cat "$mode.out"
@@ -49,10 +50,23 @@ done
 tail -n +2 slurm/jobs.csv | while IFS=, read -r name _ _ _ _ _ gpu gpus _; do
   grep -q "^$name,.*,COMPLETED,$gpu,$gpus\$" slurm/runs.csv || fail "slurm alone: job $name did not run on $gpus $gpu: $(grep "^$name," slurm/runs.csv)"
 done
-# crius: every job has a crius record, ran the emulated trainer to its last iteration at the
-# estimate of its Cell, and its iteration count is the trace's.
+# The kinds of --mix, in trace.csv (which crius-sim reads) and jobs.csv.
+[ "$(awk -F, 'NR > 1 { printf "%s ", $NF }' crius/trace.csv)" = "movable fixed plain movable fixed " ] ||
+  { cat crius/trace.csv; fail "crius: trace.csv lacks the kinds of --mix mfp"; }
+# crius: every crius job has a crius record (--crius-movable as its kind says), ran the emulated
+# trainer to its last iteration at the estimate of its Cell, and its iteration count is the
+# trace's; the plain job has none and ran on its trace GPU type and count.
 tail -n +2 crius/submitted.csv | while IFS=, read -r name id _; do
   rec=$(job_field "$id" AdminComment)
+  kind=$(awk -F, -v n="$name" '$1 == n { print $13 }' crius/jobs.csv)
+  if [ "$kind" = plain ]; then
+    [ -z "$rec" ] || fail "crius: plain job $id has a crius record: $rec"
+    gpu=$(awk -F, -v n="$name" '$1 == n { print $7 "," $8 }' crius/jobs.csv)
+    grep -q "^$name,.*,COMPLETED,$gpu\$" crius/runs.csv || fail "crius: plain job $name did not run on its $gpu GPUs"
+    continue
+  fi
+  [ "$(jq -r '.request.movable // false' <<<"$rec")" = "$([ "$kind" = movable ] && echo true || echo false)" ] ||
+    fail "crius: job $id ($kind) has the wrong --crius-movable: $rec"
   [ "$(jq -r .request.model <<<"$rec")" = "$(awk -F, -v n="$name" '$1 == n { print $3 }' crius/jobs.csv)" ] ||
     fail "crius: job $id has no record of its model: $rec"
   iters=$(jq -r .request.iters <<<"$rec")

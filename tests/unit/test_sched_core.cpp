@@ -113,6 +113,23 @@ BOOST_AUTO_TEST_CASE(trace_errors_name_the_line) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(trace_kind_column_is_optional_and_checked) {
+  const std::string header =
+      "job_id,submission_time,num_iteration,model_name,deadline,batch_size,num_gpu,gpu_type,kind\n";
+  std::string path = write_temp(header + "j,0,5,a,10,8,2,x,fixed\nk,0,5,a,10,8,2,x,plain\nl,0,5,a,10,8,2,x,\n");
+  auto jobs = cs::load_trace(path, 1);
+  std::remove(path.c_str());
+  BOOST_TEST_REQUIRE(jobs.ok(), (jobs.ok() ? std::string() : jobs.error()));
+  BOOST_TEST(((*jobs)[0].kind == cs::JobKind::fixed));
+  BOOST_TEST(((*jobs)[1].kind == cs::JobKind::plain));
+  BOOST_TEST(((*jobs)[2].kind == cs::JobKind::movable));  // empty: the default
+  path = write_temp(header + "j,0,5,a,10,8,2,x,pinned\n");
+  jobs = cs::load_trace(path, 1);
+  std::remove(path.c_str());
+  BOOST_REQUIRE(!jobs);
+  BOOST_TEST(jobs.error() == path + ":2: column 'kind' must be movable, fixed or plain, got 'pinned'");
+}
+
 BOOST_AUTO_TEST_CASE(trace_validation_unknown_model_and_gpu) {
   auto t = table();
   std::vector<cs::Job> jobs = {job(0, "a", "x", 1, 1)};
@@ -554,4 +571,70 @@ BOOST_AUTO_TEST_CASE(live_mechanics_start_at_submission_and_between_rounds) {
   BOOST_TEST_REQUIRE(r.ok(), (r.ok() ? std::string() : r.error()));
   BOOST_TEST(r->jobs[0].reconfigurations == 1);
   BOOST_TEST(std::abs(r->jobs[0].finish_time - 250) < 1e-6);
+}
+
+BOOST_AUTO_TEST_CASE(fixed_and_plain_jobs_are_outside_the_policys_rounds) {
+  // x's two nodes are held by a running fixed crius job (node 0) and a running plain job
+  // (node 1): crius's round leaves both alone and places the pending movable job on y, as
+  // criusd sees the GPUs of the jobs it may not move. Were the first movable, throughput would
+  // grow it onto both of x's nodes... which the plain job holds: it never moves either way.
+  auto t = table();
+  cs::CachedThroughput tput(*t);
+  const cs::ClusterState c = cluster();
+  std::vector<cs::Job> jobs = {running(job(0, "a", "x", 2, 1000), c, "x", 2, {0}),
+                               running(job(1, "a", "x", 2, 1000), c, "x", 2, {1}), job(2, "a", "x", 1, 10)};
+  jobs[0].kind = cs::JobKind::fixed;
+  jobs[1].kind = cs::JobKind::plain;
+  cs::PolicyOptions po;
+  po.objective = cs::Objective::throughput;
+  auto pol = cs::make_policy("crius", po);
+  BOOST_TEST_REQUIRE(pol.ok());
+  cs::Scheduler s(**pol, tput, po);
+  auto d = s.decide(c, jobs, 0);
+  BOOST_TEST_REQUIRE(d.ok(), (d.ok() ? std::string() : d.error()));
+  BOOST_TEST_REQUIRE(d->size() == 1u, describe(*d));
+  BOOST_TEST((*d)[0].job == 2);
+  BOOST_TEST((*d)[0].target.shape.gpu == "y");
+  // A fixed job is the policy's until it starts: pending, the round places it.
+  jobs[0].state = cs::JobState::pending;
+  jobs[0].alloc = cs::Allocation{};
+  d = s.decide(c, jobs, 0);
+  BOOST_TEST_REQUIRE(d.ok());
+  BOOST_TEST(std::count_if(d->begin(), d->end(), [](const cs::Decision& x) { return x.job == 0; }) == 1);
+  BOOST_TEST(std::count_if(d->begin(), d->end(), [](const cs::Decision& x) { return x.job == 1; }) == 0);
+  // A plain job runs what it requested, or is unrunnable where that cannot run: model b needs
+  // 2 GPUs of x on one node; crius could run it on 2, a plain request of 1 never.
+  cs::Job b = job(3, "b", "x", 1, 10);
+  BOOST_TEST(s.runnable(c, b).ok());
+  b.kind = cs::JobKind::plain;
+  BOOST_TEST(!s.runnable(c, b).ok());
+}
+
+BOOST_AUTO_TEST_CASE(a_plain_job_waits_for_its_request_and_never_moves) {
+  // Round model, crius by throughput: alone, a movable job of model a asking 2 x GPUs grows
+  // to x 2x2; a plain one runs on x 1x2 (5 s per iteration: 20 iterations end at 100) from
+  // its submission, and is never changed. A fixed job grows at its start like a movable one
+  // and keeps its Cell: a plain job arriving later waits for it.
+  cs::PolicyOptions po;
+  po.objective = cs::Objective::throughput;
+  cs::Job movable = job(0, "a", "x", 2, 20);
+  Run r = simulate("crius", {movable}, cluster(), 1, {}, 0, po);
+  BOOST_TEST(r.result.jobs[0].alloc.empty());
+  BOOST_TEST(jct(r, 0) == 20 * 2.5);
+  cs::Job plain = movable;
+  plain.kind = cs::JobKind::plain;
+  r = simulate("crius", {plain}, cluster(), 1, {}, 0, po);
+  BOOST_TEST(jct(r, 0) == 100);
+  BOOST_TEST(r.result.jobs[0].reconfigurations == 0);
+  BOOST_TEST(r.violations.empty());
+  cs::Job fixed = job(0, "a", "x", 2, 400);
+  fixed.kind = cs::JobKind::fixed;
+  cs::Job late = job(1, "a", "x", 2, 20, 50);
+  late.kind = cs::JobKind::plain;
+  r = simulate("crius", {fixed, late}, cluster(), 1, {}, 0, po);
+  BOOST_TEST(r.result.jobs[0].reconfigurations == 0);
+  BOOST_TEST(jct(r, 0) == 400 * 2.5);  // x 2x2 from 0 to the end
+  // x is full until 1000; the plain job, seen at the round at 300, starts at the round after.
+  BOOST_TEST(r.result.jobs[1].first_start == 1200);
+  BOOST_TEST(r.violations.empty());
 }
