@@ -11,7 +11,7 @@
 namespace crius::scheduler {
 
 // One row per job: its trace fields and, for Slurm alone, the shape a user would ask for
-// (requested_shape: the best data-parallel speed among the shapes of the requested GPU count)
+// (requested_shape: the fewest nodes of the requested GPU count that fit it in memory)
 // and the Cell-optimal iteration time on it, and the job's kind (JobKind).
 //   job,submit_s,model,global_batch,iterations,deadline_s,gpu,gpus,partition,nodes,
 //   gpus_per_node,iter_time_s,kind

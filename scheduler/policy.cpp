@@ -44,15 +44,13 @@ bool may_change(const Job& j, const PolicyOptions& o, double now) {
 }
 
 std::optional<PlacedShape> requested_shape(const Context& ctx, const Job& j) {
-  std::optional<PlacedShape> pick, first;
-  double pick_speed = 0;
+  std::optional<PlacedShape> first;
   for (const PlacedShape& ps : shapes_for(ctx.cluster, j.req_gpu, j.req_gpus)) {
     if (!ctx.allowed(j, ps.partition, ps.shape)) continue;
+    if (decision_speed(ctx, j, ps.shape, true) > 0) return ps;
     if (!first) first = ps;
-    const double speed = decision_speed(ctx, j, ps.shape, true);
-    if (speed > 0 && speed > pick_speed * (1 + 1e-9)) pick = ps, pick_speed = speed;
   }
-  return pick ? pick : first;
+  return first;
 }
 
 std::optional<PlacedShape> Policy::arrive(const Context& ctx, std::size_t i, int /*waiting*/) {

@@ -118,10 +118,10 @@ std::vector<std::string> policy_names();
 Result<std::unique_ptr<Policy>> make_policy(std::string_view name, const PolicyOptions& options);
 
 // Helpers shared by policies.
-// What a job that keeps its request asks for: of the shapes of req_gpus GPUs of req_gpu
-// (shapes_for) the resource manager allows, the fastest by pure data parallelism (what a
-// baseline knows; what crius-replay submits); the first allowed where none fits in memory;
-// nullopt where none is allowed.
+// What a job that keeps its request asks for: of the shapes of req_gpus GPUs of req_gpu the
+// resource manager allows, the first (shapes_for: the fewest nodes, as Slurm's cons_tres packs
+// --gpus=N) that fits the job in memory, else the first; nullopt where none is allowed. What
+// crius-replay submits for Slurm alone and for a plain job.
 std::optional<PlacedShape> requested_shape(const Context& ctx, const Job& j);
 // Targets that keep every running job where it is.
 std::vector<Target> keep_running(const Context& ctx);
