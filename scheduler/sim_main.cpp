@@ -79,6 +79,10 @@ int main(int argc, char** argv) {
   app.add_option("--seed", popt.seed, "seed of the placement tie-breaking (1)");
   app.add_option("--restart-cost", popt.restart_cost_s,
                  "seconds a moved, resized or resumed job loses (60)");
+  double policy_restart_cost = -1;
+  app.add_option("--policy-restart-cost", policy_restart_cost,
+                 "seconds the policy weighs a move at, where it differs from --restart-cost (criusd's "
+                 "restart_cost_s; default: --restart-cost)");
   auto* truth_opt = app.add_option("--truth", truth_mode,
                  "noisy (default: policies decide with the estimator; jobs run at measured speeds, else the "
                  "estimator's with a per-shape error) or oracle (policies decide with the speeds jobs run at)")
@@ -159,6 +163,12 @@ int main(int argc, char** argv) {
   if (!(popt.restart_cost_s >= 0))
     return fail(kExitUsage,
                 "--restart-cost must be >= 0 seconds, got " + std::to_string(popt.restart_cost_s));
+  const double charged_restart_cost = popt.restart_cost_s;
+  if (policy_restart_cost != -1) {
+    if (!(policy_restart_cost >= 0 && policy_restart_cost <= 1e7))
+      return fail(kExitUsage, "--policy-restart-cost must be 0 to 1e7 seconds, got " + crius::util::fmt(policy_restart_cost));
+    popt.restart_cost_s = policy_restart_cost;
+  }
 
   if (oracle) truth_mode = "oracle";
   popt.restart_model = restart_model == "paper" ? cs::RestartModel::paper
@@ -242,6 +252,7 @@ int main(int argc, char** argv) {
     sopt.truth = &truth;
     sopt.tick_s = tick_s;
     sopt.start_latency_s = start_latency_s;
+    sopt.charged_restart_cost_s = charged_restart_cost;
     auto res = cs::simulate(state, *jobs, **pol, tput, sopt);
     bar.done();
     if (!res) return fail(kExitFailure, res.error());

@@ -113,8 +113,10 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
     return make_error("simulate: the tick must be > 0 and at most the interval");
   // The time a job loses when it moves onto `a`: flat, the paper's debt, which accrues, or the
   // live grace and restart.
+  PolicyOptions charged = options.policy;
+  if (options.charged_restart_cost_s >= 0) charged.restart_cost_s = options.charged_restart_cost_s;
   auto restart_until = [&](const Job& j, const Allocation& a, double now) {
-    const double cost = restart_cost(options.policy, policy.cell_policy(), a.shape.gpus());
+    const double cost = restart_cost(charged, policy.cell_policy(), a.shape.gpus());
     return options.policy.restart_model == RestartModel::paper ? std::max(now, j.restart_until) + cost : now + cost;
   };
   // A start: the first one pays the start latency (live) or nothing, a resume the restart.

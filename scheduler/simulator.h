@@ -41,6 +41,9 @@ struct SimOptions {
   // restart_cost_s after it is moved or resumed.
   double tick_s = 30;
   double start_latency_s = 0;
+  // What a move, resize or resume costs a job, where it differs from what the policy weighs it
+  // at (policy.restart_cost_s, criusd's restart_cost_s); < 0: the same.
+  double charged_restart_cost_s = -1;
   // What jobs really run at (null: the source the policy decides with, an oracle).
   ThroughputSource* truth = nullptr;
   // A bound on the rounds of one run, so that no trace runs without end (2*10^6 rounds of

@@ -74,11 +74,12 @@ latency=$(awk -F, 'NR == FNR { if (FNR > 1) t[$1] = $5 * $12; next }
   FNR > 1 && ($1 in t) { s += $4 - $3 - t[$1]; n++ }
   END { printf "%.0f", (n ? (s / n > 0 ? s / n : 0) : 0) }' "$out/slurm/jobs.csv" "$out/slurm/runs.csv")
 tick=$scale  # Slurm's passes: about one a wall second
-echo "crius-sim's live restart model: start latency ${latency} s (fitted), tick ${tick} s, grace $(( $(wall $grace) * scale )) s, restart $(( $(wall 60) * scale + latency )) s"
+echo "crius-sim's live restart model: start latency ${latency} s (fitted), tick ${tick} s, grace $(( $(wall $grace) * scale )) s, restart $(( $(wall 60) * scale + latency )) s (criusd weighs $(( $(wall 60) * scale )) s)"
 sim=(--trace "$out/crius/trace.csv" --cluster "$conf" --interval $(( $(wall 300) * scale )) --oracle --max-gpus "$max_gpus"
   --max-moves-per-round "$max_moves" --min-runtime $(( $(wall $min_run) * scale )) --max-moves-per-job-per-hour "$per_job"
   --rate-window $(( $(wall 3600) * scale )) --restart-model live --tick "$tick" --start-latency "$latency"
-  --checkpoint-grace $(( $(wall $grace) * scale )) --restart-cost $(( $(wall 60) * scale + latency )))
+  --checkpoint-grace $(( $(wall $grace) * scale )) --restart-cost $(( $(wall 60) * scale + latency ))
+  --policy-restart-cost $(( $(wall 60) * scale )))
 crius-sim "${sim[@]}" --policy fcfs --json "$out/slurm-sim.json" >/dev/null || { echo "crius-sim (fcfs) failed"; exit 1; }
 crius-sim "${sim[@]}" --policy crius ${objective:+--objective "$objective"} \
   --live slurm-live="$out/slurm/runs.csv" --live crius-live="$out/crius/runs.csv" --json "$out/all.json" \

@@ -338,6 +338,12 @@ BOOST_AUTO_TEST_CASE(restart_cost_gives_an_exact_jct) {
   BOOST_TEST_REQUIRE(r.ok(), (r.ok() ? std::string() : r.error()));
   BOOST_TEST(r->jobs[0].finish_time == 330);
   BOOST_TEST(r->jobs[0].reconfigurations == 1);
+  // Charged 50 s where the policy weighs a move at 30 s (crius-sim --policy-restart-cost): 20 s later.
+  so.charged_restart_cost_s = 50;
+  r = cs::simulate(cluster(), {job(0, "a", "x", 1, 50)}, resize, tput, so);
+  BOOST_TEST_REQUIRE(r.ok());
+  BOOST_TEST(r->jobs[0].finish_time == 350);
+  so.charged_restart_cost_s = -1;
   // Without the restart cost both end 30 s sooner.
   so.policy.restart_cost_s = 0;
   r = cs::simulate(cluster(), {job(0, "a", "x", 1, 50)}, resize, tput, so);
