@@ -79,8 +79,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", popt.seed, "seed of the placement tie-breaking (1)");
   app.add_option("--restart-cost", popt.restart_cost_s,
                  "seconds a moved, resized or resumed job loses (60)");
-  double policy_restart_cost = -1;
-  app.add_option("--policy-restart-cost", policy_restart_cost,
+  double policy_restart_cost = 0;
+  auto* policy_restart_opt = app.add_option("--policy-restart-cost", policy_restart_cost,
                  "seconds the policy weighs a move at, where it differs from --restart-cost (criusd's "
                  "restart_cost_s; default: --restart-cost)");
   auto* truth_opt = app.add_option("--truth", truth_mode,
@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
     return fail(kExitUsage,
                 "--restart-cost must be >= 0 seconds, got " + std::to_string(popt.restart_cost_s));
   const double charged_restart_cost = popt.restart_cost_s;
-  if (policy_restart_cost != -1) {
+  if (policy_restart_opt->count()) {
     if (!(policy_restart_cost >= 0 && policy_restart_cost <= 1e7))
       return fail(kExitUsage, "--policy-restart-cost must be 0 to 1e7 seconds, got " + crius::util::fmt(policy_restart_cost));
     popt.restart_cost_s = policy_restart_cost;

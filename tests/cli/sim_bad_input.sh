@@ -98,4 +98,13 @@ printf 'job,start_s\n' >short.runs
 expect 2 "short.runs:1: header lacks column 'submit_s'" -- crius-sim --trace one.csv --cluster "$cluster" --policy none --live x=short.runs
 expect 2 "--live 'nofile': want NAME=FILE" -- crius-sim --trace one.csv --cluster "$cluster" --policy none --live nofile
 
+expect 2 "^crius-sim: --policy-restart-cost must be 0 to 1e7 seconds, got -5$" -- \
+  crius-sim --trace one.csv --cluster "$cluster" --policy-restart-cost -5
+printf '%s,kind\nj1,0,10,moe__690M,100,256,2,a10,pinned\n' "$header" >bad-kind.csv
+expect 2 "bad-kind.csv:2: column 'kind' must be movable, fixed or plain, got 'pinned'" -- \
+  crius-sim --trace bad-kind.csv --cluster "$cluster"
+expect 2 "^crius-replay: --mix 'mx': want up to 100 letters m \\(movable\\), f \\(fixed\\) and p \\(plain\\)$" -- \
+  crius-replay --trace one.csv --cluster "$cluster" --mode crius --out replay --mix mx
+[ ! -e replay ] || { echo "FAIL: crius-replay --mix mx created its folder"; fails=$((fails + 1)); }
+
 [ "$fails" -eq 0 ] && echo ok
