@@ -1,5 +1,8 @@
 // Which Cells a cluster can give a model, and their ranking.
 #include <algorithm>
+#include <optional>
+#include <queue>
+#include <tuple>
 
 #include "estimator/cost.h"
 
@@ -8,6 +11,9 @@ namespace crius::estimator {
 using namespace detail;
 
 namespace {
+
+// Nodes of the Cells whose estimates say why no Cell of a request has a plan shape.
+constexpr int kReasonNodes = 2;
 
 bool better(const Estimate& a, const Estimate& b) {
   if (a.feasible != b.feasible) return a.feasible;
@@ -20,12 +26,17 @@ bool better(const Estimate& a, const Estimate& b) {
 
 }  // namespace
 
-std::vector<Cell> enumerate_cells(const Model& model, Runtime runtime, const Cluster& cluster, const CellFilter& f) {
+namespace {
+
+// enumerate_cells() on partitions cut to `max_nodes` nodes (0: whole).
+std::vector<Cell> all_cells(const Model& model, Runtime runtime, const Cluster& cluster, const CellFilter& f,
+                            int max_nodes) {
   std::vector<Cell> out;
   const int smax = max_stages(model, runtime);
   for (const auto& p : cluster.partitions) {
     if (f.partition && *f.partition != p.name) continue;
     if (f.gpu && *f.gpu != p.gpu) continue;
+    const int nodes = max_nodes > 0 ? std::min(p.nodes, max_nodes) : p.nodes;
     std::vector<std::pair<int, int>> shapes;  // (nodes, gpus_per_node)
     if (f.nodes && f.gpus_per_node) {
       // One explicit allocation: any shape the partition can hold.
@@ -33,7 +44,7 @@ std::vector<Cell> enumerate_cells(const Model& model, Runtime runtime, const Clu
         shapes.emplace_back(*f.nodes, *f.gpus_per_node);
     } else {
       for (int g : divisors(p.gpus_per_node)) shapes.emplace_back(1, g);
-      for (int n = 2; n <= p.nodes; ++n) shapes.emplace_back(n, p.gpus_per_node);
+      for (int n = 2; n <= nodes; ++n) shapes.emplace_back(n, p.gpus_per_node);
     }
     for (auto [n, g] : shapes) {
       if (f.nodes && *f.nodes != n) continue;
@@ -41,9 +52,69 @@ std::vector<Cell> enumerate_cells(const Model& model, Runtime runtime, const Clu
       for (int s : divisors(static_cast<long long>(n) * g)) {
         if (s > smax) break;
         if (f.stages && *f.stages != s) continue;
+        if (f.max_gpus && static_cast<long long>(n) * g > *f.max_gpus) continue;
         out.push_back(Cell{p.name, p.gpu, n, g, s});
       }
     }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Cell> enumerate_cells(const Model& model, Runtime runtime, const Cluster& cluster, const CellFilter& f) {
+  return all_cells(model, runtime, cluster, f, 0);
+}
+
+std::vector<Cell> usable_cells(const Request& req, const Cluster& cluster, const CellFilter& f) {
+  std::vector<Cell> out;
+  if (req.global_batch < 1) return out;
+  const ModelDesc d = describe(req.model);
+  const int smax = max_stages(req.model, req.runtime);
+  std::vector<int> dps;  // data-parallel degrees that split the batch, ascending
+  for (int dp : divisors(req.global_batch))
+    if (!micro_batch_sizes(req, dp).empty()) dps.push_back(dp);
+  for (const auto& p : cluster.partitions) {
+    if (f.partition && *f.partition != p.name) continue;
+    if (f.gpu && *f.gpu != p.gpu) continue;
+    const std::size_t first = out.size();
+    auto add = [&](int n, int g, int s, int t) {
+      if ((f.nodes && *f.nodes != n) || (f.gpus_per_node && *f.gpus_per_node != g) || (f.stages && *f.stages != s) ||
+          (f.max_gpus && static_cast<long long>(n) * g > *f.max_gpus))
+        return;
+      const long long gps = static_cast<long long>(n) * g / s;
+      if (tp_allowed(req, d, p, g, static_cast<int>(gps), t)) out.push_back(Cell{p.name, p.gpu, n, g, s});
+    };
+    if (f.nodes && f.gpus_per_node) {
+      // One explicit allocation: the stage counts and TP degrees that leave a data-parallel degree
+      // splitting the batch.
+      const int n = *f.nodes, g = *f.gpus_per_node;
+      if (n < 1 || g < 1 || n > p.nodes || g > p.gpus_per_node) continue;
+      for (int s : divisors(static_cast<long long>(n) * g)) {
+        if (s > smax) break;
+        const long long gps = static_cast<long long>(n) * g / s;
+        for (int t : divisors(gps))
+          if (std::binary_search(dps.begin(), dps.end(), gps / t)) add(n, g, s, t);
+      }
+    } else {
+      // GPUs = stages x TP x DP: walk those three (not the node counts), keep the products that are
+      // a divisor of a node or whole nodes of the partition.
+      long long most = static_cast<long long>(p.nodes) * p.gpus_per_node;
+      if (f.max_gpus) most = std::min<long long>(most, *f.max_gpus);
+      const int gpn = p.gpus_per_node;
+      for (int s = 1; s <= smax && s <= most; ++s)
+        for (int t : divisors(gpn))
+          for (int dp : dps) {
+            const long long G = static_cast<long long>(s) * t * dp;
+            if (G > most) break;
+            if (G <= gpn && gpn % G == 0) add(1, static_cast<int>(G), s, t);
+            else if (G % gpn == 0 && G > gpn) add(static_cast<int>(G / gpn), gpn, s, t);
+          }
+    }
+    // The order of enumerate_cells: shapes by node count then GPUs per node, stages ascending.
+    auto key = [](const Cell& c) { return std::make_tuple(c.nodes, c.gpus_per_node, c.stages); };
+    std::sort(out.begin() + static_cast<long>(first), out.end(), [&](const Cell& a, const Cell& b) { return key(a) < key(b); });
+    out.erase(std::unique(out.begin() + static_cast<long>(first), out.end()), out.end());
   }
   return out;
 }
@@ -52,9 +123,60 @@ std::vector<Estimate> rank_cells(const Request& req, const Cluster& cluster, con
                                  const SearchOptions& opts) {
   std::vector<Estimate> out;
   try {
-    for (const Cell& c : enumerate_cells(req.model, req.runtime, cluster, filter))
-      out.push_back(opts.budget && opts.budget->exhausted() ? infeasible(c, kBudgetOut)
-                                                             : estimate_cell(req, c, cluster, opts));
+    std::vector<Cell> cells = usable_cells(req, cluster, filter);
+    // None has a plan shape: the smallest Cells say why.
+    if (cells.empty()) cells = all_cells(req.model, req.runtime, cluster, filter, kReasonNodes);
+    auto estimate = [&](const Cell& c, double at_most_s) {
+      if (opts.budget && opts.budget->exhausted()) return infeasible(c, kBudgetOut);
+      SearchOptions o = opts;
+      o.at_most_s = at_most_s;
+      return estimate_cell(req, c, cluster, o);
+    };
+    if (opts.frontier) {
+      // Cells come shape after shape, each shape after every smaller one of its partition.
+      std::vector<Estimate> infeasible_cells;
+      double partition_best = kInf;
+      for (std::size_t i = 0, j; i < cells.size(); i = j) {
+        const Cell& first = cells[i];
+        if (i == 0 || cells[i - 1].partition != first.partition) partition_best = kInf;
+        std::optional<Estimate> best;
+        for (j = i; j < cells.size() && cells[j].partition == first.partition && cells[j].nodes == first.nodes &&
+                    cells[j].gpus_per_node == first.gpus_per_node;
+             ++j) {
+          Estimate e = estimate(cells[j], std::min(partition_best, best ? best->iter_time_s : kInf));
+          if (e.feasible) {
+            if (!best || better(e, *best)) best = std::move(e);
+          } else if (e.why != kNotFaster) {
+            infeasible_cells.push_back(std::move(e));
+          }
+        }
+        if (best && best->iter_time_s < partition_best) {
+          partition_best = best->iter_time_s;
+          out.push_back(std::move(*best));
+        }
+      }
+      if (out.empty()) out = std::move(infeasible_cells);
+    } else if (opts.top > 0) {
+      // Largest Cells first: usually the fastest, so the bound on the others tightens early.
+      std::vector<std::size_t> order(cells.size());
+      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::size_t a, std::size_t b) { return cells[a].gpus() > cells[b].gpus(); });
+      std::priority_queue<double> fastest;  // the `top` smallest iteration times so far
+      std::vector<std::pair<std::size_t, Estimate>> kept;
+      for (std::size_t i : order) {
+        Estimate e = estimate(cells[i], fastest.size() >= opts.top ? fastest.top() : kInf);
+        if (e.feasible) {
+          fastest.push(e.iter_time_s);
+          if (fastest.size() > opts.top) fastest.pop();
+        }
+        if (e.feasible || e.why != kNotFaster) kept.emplace_back(i, std::move(e));
+      }
+      std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (auto& k : kept) out.push_back(std::move(k.second));
+    } else {
+      for (const Cell& c : cells) out.push_back(estimate(c, kInf));
+    }
     std::stable_sort(out.begin(), out.end(), better);
   } catch (const std::exception&) {
   }

@@ -113,6 +113,14 @@ LayerCost layer_cost(const Ctx& x, const Combo& k, const LayerKind& L, bool is_h
 // An infeasible estimate of `cell`, saying why.
 Estimate infeasible(const Cell& cell, std::string why);
 
+// Whether the plan search tries tensor-parallel degree `t` for `gps` GPUs per stage in a Cell of
+// `gpn` GPUs per node of `part`: t divides gps, stays inside a node's NVLink domain, divides the
+// heads, and matches the pinned --tp/--dp.
+bool tp_allowed(const Request& req, const ModelDesc& d, const Partition& part, int gpn, int gps, int t);
+// The micro-batch sizes that split the global batch over `dp` data-parallel ranks (the runtime
+// profile's micro-batch count and the pins included), ascending; none if dp does not divide it.
+std::vector<int> micro_batch_sizes(const Request& req, int dp);
+
 // Micro-batches whose activations stage s of S holds at once.
 double in_flight(const Combo& k, int S, int s);
 

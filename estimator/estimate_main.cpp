@@ -45,7 +45,8 @@ std::string layer_ranges(const est::Plan& p) {
   return ss.str();
 }
 
-void print_table(const std::vector<est::Estimate>& v, size_t top) {
+// `total`: the Cells ranked, of which `v` holds the best.
+void print_table(const std::vector<est::Estimate>& v, size_t top, size_t total) {
   std::printf("%-4s %-12s %-10s %5s %7s %6s %10s %10s %8s  %s\n", "rank", "partition", "gpu", "nodes", "gpus/n", "stages",
               "iter_s", "samples/s", "mem_gib", "plan");
   size_t n = 0;
@@ -60,7 +61,7 @@ void print_table(const std::vector<est::Estimate>& v, size_t top) {
       std::printf("%-4zu %-12s %-10s %5d %7d %6d %10s %10s %8s  infeasible: %s\n", n, e.cell.partition.c_str(),
                   e.cell.gpu.c_str(), e.cell.nodes, e.cell.gpus_per_node, e.cell.stages, "-", "-", "-", e.why.c_str());
   }
-  if (v.size() > n) std::printf("(%zu more Cells; use --top to show them)\n", v.size() - n);
+  if (total > n) std::printf("(%zu more Cells; use --top to show them)\n", total - n);
 }
 
 void print_explain(const est::Estimate& e, const est::Request& req, const est::Cluster& cluster) {
@@ -195,7 +196,11 @@ int main(int argc, char** argv) {
     }
     f.nodes = nodes, f.gpus_per_node = gpn, f.stages = stages;
 
-    std::vector<est::Estimate> ranked = est::rank_cells(req, *cluster, f);
+    // Only the Cells shown are searched to the end (all of them for --json without --top).
+    est::SearchOptions opts;
+    if (!json || top) opts.top = top ? top : 10;
+    std::vector<est::Estimate> ranked = est::rank_cells(req, *cluster, f, opts);
+    const size_t total = std::max(ranked.size(), est::usable_cells(req, *cluster, f).size());
     if (ranked.empty()) {
       std::string what = "no Cell of " + cluster_path + " matches";
       if (nodes) what += " --nodes " + std::to_string(*nodes);
@@ -220,7 +225,7 @@ int main(int argc, char** argv) {
       }
       std::cout << out.dump(2) << "\n";
     } else {
-      print_table(ranked, top ? top : 10);
+      print_table(ranked, top ? top : 10, total);
       if (explain && any_feasible) print_explain(ranked.front(), req, *cluster);
     }
     if (!any_feasible) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -234,6 +235,7 @@ Result<void> validate_request(const Request& req);
 struct CellFilter {
   std::optional<std::string> partition, gpu;
   std::optional<int> nodes, gpus_per_node, stages;
+  std::optional<int> max_gpus;  // Cells of at most this many GPUs
 };
 
 // Every Cell the cluster can give the model: GPU counts as whole nodes or
@@ -242,6 +244,11 @@ struct CellFilter {
 // that one allocation shape (e.g. 2 nodes x 2 of 4 GPUs) if a partition holds it.
 std::vector<Cell> enumerate_cells(const Model& model, Runtime runtime, const Cluster& cluster,
                                   const CellFilter& filter);
+// The Cells of enumerate_cells() in which the plan search has something to try: some tensor-
+// parallel degree it allows (tp_allowed) leaves a data-parallel degree that splits the global
+// batch (micro_batch_sizes). Found by walking stages x TP x DP, so the work does not grow with
+// the partitions' node counts.
+std::vector<Cell> usable_cells(const Request& req, const Cluster& cluster, const CellFilter& filter);
 
 // Seconds per iteration on the critical path; they add up to iter_time_s.
 struct Breakdown {
@@ -315,10 +322,24 @@ struct WorkBudget {
 };
 inline constexpr const char* kBudgetOut = "not estimated: the request's work budget ran out";
 
+inline constexpr const char* kNotFaster = "not searched to the end: no plan can beat the bound it was given";
+
 struct SearchOptions {
   bool brute_force = false;                // every layer split, no pruning (slow)
   std::optional<CostConstants> constants;  // override cost_constants()
   WorkBudget* budget = nullptr;            // shared by the Cells of one request; null = unbounded
+  // estimate_cell: look only for plans of at most this many seconds per iteration; a Cell with
+  // none is infeasible with why kNotFaster (its plans are not searched to the end).
+  double at_most_s = std::numeric_limits<double>::infinity();
+  // rank_cells: the `top` fastest Cells (0: all), the others searched only until they cannot enter
+  // them. Cells that turn out feasible on the way may be listed after the first `top`.
+  std::size_t top = 0;
+  // rank_cells: only the Cells a job can be given (the frontier): per partition, the fastest Cell
+  // of each shape that is faster than every smaller shape's (fewer nodes, or one node with fewer
+  // GPUs). A smaller shape fits wherever a larger one does, so a dominated shape is never the
+  // fastest, the most efficient nor the smallest meeting a deadline among the Cells that fit.
+  // Infeasible Cells are listed only where no Cell is feasible.
+  bool frontier = false;
 };
 
 // Best plan in the Cell, or infeasible with `why`.
@@ -328,8 +349,8 @@ Estimate estimate_cell(const Request& req, const Cell& cell, const Cluster& clus
 // or does not match the Cell.
 Estimate estimate_plan(const Request& req, const Cell& cell, const Plan& plan,
                        const Cluster& cluster, const SearchOptions& opts = {});
-// Every Cell passing the filter, estimated; feasible first by iteration time,
-// then infeasible ones.
+// Every usable Cell passing the filter (usable_cells; where none is, the Cells of at most two
+// nodes, to say why), estimated; feasible first by iteration time, then infeasible ones.
 std::vector<Estimate> rank_cells(const Request& req, const Cluster& cluster,
                                  const CellFilter& filter, const SearchOptions& opts = {});
 // Best Cell over stage counts for one allocation (the partition is the first

@@ -56,7 +56,7 @@ std::string describe(const Cell& c);
 // most 32 characters; numbers within the limits below.  Errors start with the text
 // quoted (util::shown), so a caller prefixes the option it came from.
 Result<Cell> parse_cell(std::string_view text);
-inline constexpr int kMaxCellNodes = 4096, kMaxGpusPerNode = 64, kMaxStages = 1024;
+inline constexpr int kMaxCellNodes = 65536, kMaxGpusPerNode = 64, kMaxStages = 1024;
 
 nlohmann::json to_json(const Cell& c);  // {"partition","gpu","nodes","gpus_per_node","stages"}
 Result<Cell> cell_from_json(const nlohmann::json& j, const std::string& what);

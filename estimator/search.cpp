@@ -17,6 +17,7 @@ namespace {
 
 struct SplitResult {
   bool ok = false;
+  bool beaten = false;  // not searched to the end: it cannot beat the bound it was given
   std::vector<int> ends;  // end layer of each stage
   double t_max = 0, t_sum = 0;
 };
@@ -33,13 +34,31 @@ class Searcher {
   explicit Searcher(Ctx& x) : m_x(x) {}
 
   void prepare(const Combo& k) {
+    prepare_kinds(k);
+    prepare_layers();
+  }
+
+  // The cost of each layer kind under `k` and the model's total time: enough for lower_bound().
+  void prepare_kinds(const Combo& k) {
     const Ctx& x = m_x;
-    x.spend(x.L);
+    x.spend(static_cast<std::int64_t>(x.d.kinds.size()) + 2);
     m_kind_cost.clear();
     for (const auto& kind : x.d.kinds) m_kind_cost.push_back(layer_cost(x, k, kind, false));
     m_embed = layer_cost(x, k, x.d.embed, false);
     m_embed.mem_work = 0;
     m_head = layer_cost(x, k, x.d.head, true);
+    if (m_kind_count.empty()) {
+      m_kind_count.assign(x.d.kinds.size(), 0);
+      for (int kind : x.d.layer_kind) ++m_kind_count[kind];
+    }
+    m_total = m_embed.time + m_head.time;
+    for (std::size_t i = 0; i < m_kind_cost.size(); ++i) m_total += m_kind_count[i] * m_kind_cost[i].time;
+  }
+
+  // Per-layer prefix sums of the kinds' costs, for the splits.
+  void prepare_layers() {
+    const Ctx& x = m_x;
+    x.spend(x.L);
     const int L = x.L;
     m_pt.assign(L + 1, 0);
     m_ps.assign(L + 1, 0);
@@ -67,8 +86,9 @@ class Searcher {
     return t;
   }
 
-  double stage_mem(const Combo& k, int s, int b, int e) const {
-    const double n = in_flight(k, m_x.S, s);
+  double stage_mem(const Combo& k, int s, int b, int e) const { return stage_mem(s, in_flight(k, m_x.S, s), b, e); }
+  // `n`: micro-batches in flight on stage s (in_flight).
+  double stage_mem(int s, double n, int b, int e) const {
     double mem = (m_ps[e] - m_ps[b]) + n * (m_pa[e] - m_pa[b]);
     if (s == 0) mem += m_embed.mem_static + n * m_embed.mem_act;
     // The output layer's working set and a recomputed layer's are not live at once.
@@ -84,12 +104,13 @@ class Searcher {
     int b = 0;
     for (int s = 0; s < S; ++s) {
       const int limit = L - (S - 1 - s);
+      const double n = in_flight(k, S, s);
       int e = b;
       if (s == S - 1) {
         e = L;
-        if (stage_time(s, b, e) > tmax || stage_mem(k, s, b, e) > m_x.cap) return false;
+        if (stage_time(s, b, e) > tmax || stage_mem(s, n, b, e) > m_x.cap) return false;
       } else {
-        while (e < limit && stage_time(s, b, e + 1) <= tmax && stage_mem(k, s, b, e + 1) <= m_x.cap) ++e;
+        while (e < limit && stage_time(s, b, e + 1) <= tmax && stage_mem(s, n, b, e + 1) <= m_x.cap) ++e;
         if (e == b) return false;
       }
       if (ends) (*ends)[s] = e;
@@ -124,8 +145,9 @@ class Searcher {
     return finish(std::move(ends));
   }
 
-  // Minimum bottleneck split under the memory cap (binary search on the bottleneck).
-  SplitResult balanced(const Combo& k) const {
+  // Minimum bottleneck split under the memory cap (binary search on the bottleneck); `beaten` as
+  // soon as no split can make an iteration faster than `beat` seconds.
+  SplitResult balanced(const Combo& k, double beat) const {
     const int S = m_x.S;
     std::vector<int> ends(S);
     const double total = m_pt[m_x.L] + m_embed.time + m_head.time;
@@ -137,8 +159,17 @@ class Searcher {
     if (guess < hi && greedy(k, guess, nullptr)) hi = guess;
     for (int it = 0; it < 40 && hi - lo > 1e-7 * hi; ++it) {
       double mid = 0.5 * (lo + hi);
-      if (greedy(k, mid, nullptr)) hi = mid;
-      else lo = mid;
+      if (greedy(k, mid, nullptr)) {
+        hi = mid;
+      } else {
+        lo = mid;
+        // No split has a bottleneck under lo, so iter >= (m - 1) lo + total (1F1B, GPipe).
+        if ((k.m - 1) * lo + total >= beat) {
+          SplitResult r;
+          r.beaten = true;
+          return r;
+        }
+      }
     }
     greedy(k, hi, &ends);
     return finish(std::move(ends));
@@ -245,7 +276,7 @@ class Searcher {
 
   // iter >= (m - 1/V) T_max + sum/V and T_max >= sum/S.
   double lower_bound(const Combo& k) const {
-    const double total = m_pt[m_x.L] + m_embed.time + m_head.time;
+    const double total = m_total;
     double v = k.sched.kind == Schedule::Kind::interleaved ? k.sched.virtual_stages : 1;
     if (k.sched.kind == Schedule::Kind::one_f_one_b && m_x.S > 1 && m_x.L % (m_x.S * 2) == 0 && k.m % m_x.S == 0)
       v = 4;  // before the schedule is chosen: interleaving may shrink the bubble
@@ -285,6 +316,8 @@ class Searcher {
   Ctx& m_x;
   std::vector<LayerCost> m_kind_cost;
   LayerCost m_embed, m_head;
+  std::vector<int> m_kind_count;  // layers of each kind
+  double m_total = 0;             // fwd + bwd time of all layers, embedding and head
   std::vector<double> m_pt, m_ps, m_pa, m_pgd, m_pge, m_ppg;
   double m_max_work = 0;
 };
@@ -343,17 +376,9 @@ void run_search(Ctx& x, SearchState& st) {
   const Pins& p = x.req.pins;
   const int B = x.req.global_batch;
   Searcher srch(x);
-  const int gpn = x.cell.gpus_per_node;
-  const int tp_limit = x.part.nvlink_domain > 0 ? std::min(gpn, x.part.nvlink_domain) : gpn;
   std::vector<int> tps;
-  for (int t : divisors(x.gps)) {
-    if (t > tp_limit || gpn % t != 0) continue;  // TP groups stay inside a node (NVLink domain)
-    if (x.d.heads > 0 && x.d.heads % t != 0) continue;
-    if (x.d.max_tp_divisor > 0 && x.d.max_tp_divisor % t != 0) continue;
-    if (p.tp && *p.tp != t) continue;
-    if (p.dp && *p.dp != x.gps / t) continue;
-    tps.push_back(t);
-  }
+  for (int t : divisors(x.gps))
+    if (tp_allowed(x.req, x.d, x.part, x.cell.gpus_per_node, x.gps, t)) tps.push_back(t);
   if (tps.empty()) {
     st.reason = p.tp || p.dp ? "the pinned --tp/--dp does not fit " + std::to_string(x.gps) + " GPUs per stage"
                              : "no tensor-parallel degree divides the heads and fits in a node";
@@ -398,15 +423,7 @@ void run_search(Ctx& x, SearchState& st) {
   bool any_batch = false;
   for (int t : tps) {
     const int dp = x.gps / t;
-    if (B % dp != 0) continue;
-    std::vector<int> mbss;
-    for (int mb : divisors(B / dp)) {
-      const int m = B / dp / mb;
-      if (x.req.runtime == Runtime::alpa && m != kAlpaMicroBatches) continue;
-      if (p.micro_batch_size && *p.micro_batch_size != mb) continue;
-      if (p.micro_batches && *p.micro_batches != m) continue;
-      mbss.push_back(mb);
-    }
+    std::vector<int> mbss = micro_batch_sizes(x.req, dp);
     // Larger micro-batches first: usually faster, so pruning starts early.
     std::reverse(mbss.begin(), mbss.end());
     for (int mb : mbss) {
@@ -429,11 +446,13 @@ void run_search(Ctx& x, SearchState& st) {
           Combo k;
           k.tp = t, k.dp = dp, k.mbs = mb, k.m = B / dp / mb, k.rc = rc, k.sp = spv;
           k.sched = Schedule{};
-          srch.prepare(k);
-          if (!x.brute && st.found && srch.lower_bound(k) >= st.best_iter) continue;
+          srch.prepare_kinds(k);
+          if (!x.brute && srch.lower_bound(k) >= st.best_iter) continue;
+          bool layers_ready = false;
           for (const Schedule& sc : schedules_for(x, k)) {
             k.sched = sc;
-            if (!x.brute && st.found && srch.lower_bound(k) >= st.best_iter) continue;
+            if (!x.brute && srch.lower_bound(k) >= st.best_iter) continue;
+            if (!layers_ready) srch.prepare_layers(), layers_ready = true;
             // ZeRO-1 has the same communication volume and less memory and
             // optimizer time, so the fast search only tries it (brute force: both).
             std::vector<int> zeros = x.brute ? std::vector<int>{0, 1} : std::vector<int>{1};
@@ -449,7 +468,11 @@ void run_search(Ctx& x, SearchState& st) {
               } else if (sc.kind == Schedule::Kind::interleaved) {
                 sp = srch.uniform(k);
               } else {
-                sp = srch.balanced(k);
+                sp = srch.balanced(k, x.brute ? kInf : st.best_iter);
+                if (sp.beaten) {  // nor can the uniform split, whose bottleneck is no smaller
+                  ++st.evaluated;
+                  continue;
+                }
                 SplitResult u = srch.uniform(k);
                 if (u.ok && (!sp.ok || srch.evaluate(k, u, false).iter < srch.evaluate(k, sp, false).iter)) sp = u;
               }
@@ -495,6 +518,31 @@ void run_search(Ctx& x, SearchState& st) {
 const GpuType* gpu_of(const Cluster& c, const Cell& cell) { return c.gpus.find(cell.gpu); }
 
 }  // namespace
+
+bool detail::tp_allowed(const Request& req, const ModelDesc& d, const Partition& part, int gpn, int gps, int t) {
+  const int tp_limit = part.nvlink_domain > 0 ? std::min(gpn, part.nvlink_domain) : gpn;
+  if (gps % t != 0) return false;
+  if (t > tp_limit || gpn % t != 0) return false;  // TP groups stay inside a node (NVLink domain)
+  if (d.heads > 0 && d.heads % t != 0) return false;
+  if (d.max_tp_divisor > 0 && d.max_tp_divisor % t != 0) return false;
+  if (req.pins.tp && *req.pins.tp != t) return false;
+  if (req.pins.dp && *req.pins.dp != gps / t) return false;
+  return true;
+}
+
+std::vector<int> detail::micro_batch_sizes(const Request& req, int dp) {
+  const int B = req.global_batch;
+  std::vector<int> out;
+  if (dp < 1 || B % dp != 0) return out;
+  for (int mb : divisors(B / dp)) {
+    const int m = B / dp / mb;
+    if (req.runtime == Runtime::alpa && m != kAlpaMicroBatches) continue;
+    if (req.pins.micro_batch_size && *req.pins.micro_batch_size != mb) continue;
+    if (req.pins.micro_batches && *req.pins.micro_batches != m) continue;
+    out.push_back(mb);
+  }
+  return out;
+}
 
 static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cluster, const SearchOptions& opts,
                          const Plan* fixed) {
@@ -590,12 +638,15 @@ static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cl
       return e;
     }
   }
+  const bool bounded = !x.brute && opts.at_most_s < kInf;
+  if (bounded) st.best_iter = std::nextafter(opts.at_most_s, kInf);  // a plan at the bound counts
   run_search(x, st);
   e.plans_evaluated = st.evaluated;
   e.partial = st.budget_out;
   if (!st.found) {
     e.feasible = false;
     if (st.budget_out) e.why = kBudgetOut;
+    else if (bounded && !st.probe_failed && st.reason.empty()) e.why = kNotFaster;
     else if (!st.reason.empty()) e.why = st.reason;
     else if (st.min_mem < kInf && st.min_mem > x.cap)
       e.why = "needs at least " + util::fixed(st.min_mem / kGiB + x.c.workspace_gib, 1) + " GiB per GPU at any plan (" + cell.gpu +

@@ -223,9 +223,18 @@ Result<Ranking> rank(const JobRequest& req, const Loaded& conf, std::string_view
     }
   }
 
+  std::string bound;  // the maximum that applies, for messages
+  int cap = conf.config.max_gpus;
+  if (cap > 0) bound = "[job_submit] max_gpus " + std::to_string(cap);
+  if (req.max_gpus && (cap == 0 || *req.max_gpus < cap)) {
+    cap = *req.max_gpus;
+    bound = "--crius-max-gpus=" + std::to_string(cap);
+  }
+
   std::vector<est::Estimate> all;
   est::SearchOptions opts;
   opts.budget = &budget;
+  opts.frontier = true;  // choose() picks from the frontier whatever is free (est::SearchOptions)
   for (const est::Partition* p : allowed) {
     est::CellFilter f;
     f.partition = p->name;
@@ -235,25 +244,16 @@ Result<Ranking> rank(const JobRequest& req, const Loaded& conf, std::string_view
       f.gpus_per_node = req.cell.gpus_per_node;
     }
     if (req.cell.stages) f.stages = req.cell.stages;
+    if (cap > 0) f.max_gpus = cap;
     auto r = est::rank_cells(ereq, cl, f, opts);
     all.insert(all.end(), std::make_move_iterator(r.begin()), std::make_move_iterator(r.end()));
   }
+  if (all.empty() && cap > 0)
+    return rejected(Reject::no_cell, "no Cell of at most " + std::to_string(cap) + " GPUs (" + bound +
+                                         ") matches --crius-cell=" + pin);
   if (all.empty())
     return rejected(Reject::no_cell, "no Cell matches --crius-cell=" + pin + " for model " + shown(req.model) +
                                          " (stages must divide the layers and fit the GPUs)");
-  std::string bound;  // the maximum that applies, for messages
-  int cap = conf.config.max_gpus;
-  if (cap > 0) bound = "[job_submit] max_gpus " + std::to_string(cap);
-  if (req.max_gpus && (cap == 0 || *req.max_gpus < cap)) {
-    cap = *req.max_gpus;
-    bound = "--crius-max-gpus=" + std::to_string(cap);
-  }
-  if (cap > 0) {
-    std::erase_if(all, [cap](const est::Estimate& e) { return e.cell.gpus() > cap; });
-    if (all.empty())
-      return rejected(Reject::no_cell, "no Cell of at most " + std::to_string(cap) + " GPUs (" + bound +
-                                           ") matches --crius-cell=" + pin);
-  }
 
   // Listed by the objective's measure; choose() applies the rule to the Cells that fit.
   const bool eff = conf.config.objective == Objective::efficiency;

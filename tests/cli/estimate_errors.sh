@@ -53,7 +53,7 @@ cp "$D/gpus.toml" "$D/models.toml" .
 printf '[[partition]]\nname = "p"\ngpu = "a100"\nnodes = 2\ngpus_per_node = 4\nintra_node_bw_gbs = 300\ninter_node_bw_gbs = [25\n' >broken.toml
 expect 2 "broken.toml:7:" --cluster broken.toml "${M[@]}"
 printf '[[partition]]\nname = "p"\ngpu = "a100"\nnodes = 1000000000000\ngpus_per_node = 4\nintra_node_bw_gbs = 300\ninter_node_bw_gbs = 25\ninter_node_latency_us = 5\n' >huge.toml
-expect 2 "huge.toml:4:9: key 'nodes' in [[partition]] 'p' = 1000000000000 is out of range [1, 4096]" --cluster huge.toml "${M[@]}"
+expect 2 "huge.toml:4:9: key 'nodes' in [[partition]] 'p' = 1000000000000 is out of range [1, 65536]" --cluster huge.toml "${M[@]}"
 printf '[[partition]]\nname = "p"\ngpu = "a100"\nnodes = 2\ngpus_per_node = 4\nintra_node_bw_gbs = -300\ninter_node_bw_gbs = 25\ninter_node_latency_us = 5\n' >neg.toml
 expect 2 "neg.toml:6:21: key 'intra_node_bw_gbs' in [[partition]] 'p' = -300 is out of range" --cluster neg.toml "${M[@]}"
 printf '[[partition]]\nname = "p"\ngpu = "a100"\nnodes = 2\nintra_node_bw_gbs = 300\ninter_node_bw_gbs = 25\ninter_node_latency_us = 5\n' >missing.toml
@@ -76,7 +76,7 @@ expect 2 "deep.toml: line 1: a dotted key or table name nested deeper than 16 le
 python3 -c 'print("x = " + "[" * 5000 + "]" * 5000)' >deeparr.toml
 expect 2 "deeparr.toml: line 1: an array or inline table nested deeper than 16 levels" --cluster deeparr.toml "${M[@]}"
 sed 's/^nodes = .*/nodes = 1000000/' "$C" >many.toml
-expect 2 "key 'nodes' in [[partition]] 'a100' = 1000000 is out of range [1, 4096]" --cluster many.toml "${M[@]}"
+expect 2 "key 'nodes' in [[partition]] 'a100' = 1000000 is out of range [1, 65536]" --cluster many.toml "${M[@]}"
 sed 's/^intra_node_bw_gbs = .*/intra_node_bw_gbs = 1e-300/' "$C" >slow.toml
 expect 2 "key 'intra_node_bw_gbs' in [[partition]] 'a100' = 1e-300 is out of range [0.01, 100000]" --cluster slow.toml "${M[@]}"
 exit $fail

@@ -68,7 +68,7 @@ bad sbatch "no partition of type 'h100'" --crius-model=bert__1.3B $G --crius-cel
 bad sbatch "unknown GPU type 'v10'.*v100" --crius-model=bert__1.3B $G --crius-cell=v10
 bad sbatch "no feasible Cell" --crius-model=llama2-70b --crius-global-batch=512 --crius-cell=v100:1x1
 bad sbatch "--crius-cell: 'a100:2x'" --crius-model=bert__1.3B $G --crius-cell=a100:2x
-bad sbatch "--crius-cell: 'a100:99999x8': nodes must be 1..4096" --crius-model=bert__1.3B $G --crius-cell=a100:99999x8
+bad sbatch "--crius-cell: 'a100:99999x8': nodes must be 1..65536" --crius-model=bert__1.3B $G --crius-cell=a100:99999x8
 bad srun "larger than the partition" --crius-model=bert__1.3B $G --crius-cell=a100:3x8
 # shell metacharacters and other junk
 bad sbatch "not a model name" --crius-model='bert;rm -rf x' $G
