@@ -2,6 +2,8 @@
 #pragma once
 
 #include <optional>
+#include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -21,15 +23,25 @@ class FreeMap {
   void give(const Allocation& a);
   // Best fit: the nodes of `partition` with the fewest free GPUs that still hold
   // `shape.gpus_per_node`, so that big holes stay whole. Ties: the tie rank
-  // (a seeded permutation), else the lower node index.
+  // (a seeded permutation), else the lower node index. The nodes are indexed by partition and
+  // free GPUs, so the work grows with the Cell, not with the partition.
   std::optional<Allocation> place(int partition, const Cell& shape) const;
   // First shape of shapes_for(gpu, gpus) (consolidated first) that places.
   std::optional<Allocation> place_any(const std::string& gpu, int gpus) const;
 
  private:
+  using Key = std::pair<unsigned, int>;  // (tie rank, node): the order among equally full nodes
+  Key key(int node) const { return {m_tie ? (*m_tie)[node] : 0u, node}; }
+  void set_free(int node, int gpus);
+
   const ClusterState* m_cluster;
   const std::vector<unsigned>* m_tie;
   std::vector<int> m_free;
+  std::vector<int> m_type;                 // per node, its index in m_types
+  std::vector<std::string> m_types;
+  std::vector<int> m_type_free;            // free GPUs per type
+  // Per partition, per free GPU count (0..the largest node's), its nodes in Key order.
+  std::vector<std::vector<std::set<Key>>> m_by_free;
 };
 
 // Node shapes that hold `gpus` GPUs in one partition of type `gpu`: gpus per
@@ -41,7 +53,7 @@ struct PlacedShape {
 };
 std::vector<PlacedShape> shapes_for(const ClusterState& cluster, const std::string& gpu, int gpus);
 
-// GPU counts a job may be given on `gpu`: powers of two up to the type's total.
-std::vector<int> counts_for(const ClusterState& cluster, const std::string& gpu);
+// GPU counts a job may be given on a type of `total` GPUs: powers of two up to it.
+std::vector<int> counts_for(int total);
 
 }  // namespace crius::scheduler

@@ -59,8 +59,8 @@ std::optional<PlacedShape> Policy::arrive(const Context& ctx, std::size_t i, int
 
 Result<void> Policy::runnable(const Job& job, const Context& ctx) const {
   const int cap = ctx.max_gpus(job);
-  for (const std::string& gpu : ctx.cluster.gpu_types())
-    for (int c : counts_for(ctx.cluster, gpu))
+  for (const std::string& gpu : ctx.gpu_types())
+    for (int c : counts_for(ctx.total_gpus(gpu)))
       if ((cap <= 0 || c <= cap) && ctx.feasible(job, gpu, c)) return {};
   if (cap > 0) return make_error("no Cell of at most " + std::to_string(cap) + " GPUs (the site's or the job's max_gpus) can run it");
   return make_error("no Cell of the cluster can run it (every shape is out of memory or unknown)");
@@ -106,6 +106,18 @@ std::vector<Target> keep_running(const Context& ctx) {
   return t;
 }
 
+ClusterTotals::ClusterTotals(const ClusterState& cluster) : types(cluster.gpu_types()), gpus(types.size(), 0) {
+  for (const Node& n : cluster.nodes) {
+    all += n.capacity;
+    gpus[std::lower_bound(types.begin(), types.end(), n.gpu) - types.begin()] += n.capacity;
+  }
+}
+
+int ClusterTotals::of(const std::string& gpu) const {
+  auto t = std::lower_bound(types.begin(), types.end(), gpu);
+  return t != types.end() && *t == gpu ? gpus[t - types.begin()] : 0;
+}
+
 FreeMap taken(const Context& ctx, const std::vector<Target>& targets) {
   FreeMap free = ctx.free_map();
   for (const Target& t : targets)
@@ -114,21 +126,21 @@ FreeMap taken(const Context& ctx, const std::vector<Target>& targets) {
 }
 
 Result<void> runnable_on_requested_type(const Job& job, const Context& ctx, bool exact_count) {
-  std::vector<std::string> types = ctx.cluster.gpu_types();
+  std::vector<std::string> types = ctx.gpu_types();
   if (std::find(types.begin(), types.end(), job.req_gpu) == types.end())
     return make_error("requests GPU type '" + job.req_gpu + "', which the cluster does not have (" +
                       util::join(types, ", ") + ")");
   if (exact_count) {
-    if (job.req_gpus > ctx.cluster.total_gpus(job.req_gpu))
+    if (job.req_gpus > ctx.total_gpus(job.req_gpu))
       return make_error("requests " + std::to_string(job.req_gpus) + " " + job.req_gpu +
                         " GPUs, the cluster has " +
-                        std::to_string(ctx.cluster.total_gpus(job.req_gpu)));
+                        std::to_string(ctx.total_gpus(job.req_gpu)));
     if (!ctx.feasible(job, job.req_gpu, job.req_gpus))
       return make_error("no Cell of " + std::to_string(job.req_gpus) + " " + job.req_gpu +
                         " GPUs fits it in memory");
     return {};
   }
-  for (int c : counts_for(ctx.cluster, job.req_gpu))
+  for (int c : counts_for(ctx.total_gpus(job.req_gpu)))
     if (ctx.feasible(job, job.req_gpu, c)) return {};
   return make_error("no Cell of " + job.req_gpu + " GPUs fits it in memory");
 }

@@ -59,6 +59,15 @@ struct PolicyOptions {
 // Whether the bounds above let running job `j` change now.
 bool may_change(const Job& j, const PolicyOptions& o, double now);
 
+// A ClusterState's GPU types and counts, summed once per round instead of at every question.
+struct ClusterTotals {
+  explicit ClusterTotals(const ClusterState& cluster);
+  std::vector<std::string> types;  // sorted, unique
+  std::vector<int> gpus;           // of each type
+  int all = 0;
+  int of(const std::string& gpu) const;
+};
+
 struct Context {
   const ClusterState& cluster;
   std::vector<const Job*> jobs;  // pending and running, by (submit_time, id)
@@ -66,6 +75,11 @@ struct Context {
   ThroughputSource& tput;
   const PolicyOptions& options;
   std::vector<unsigned> tie;     // per node, a permutation drawn from options.seed
+  ClusterTotals totals{cluster};
+
+  const std::vector<std::string>& gpu_types() const { return totals.types; }
+  int total_gpus(const std::string& gpu) const { return totals.of(gpu); }
+  int total_gpus() const { return totals.all; }
 
   FreeMap free_map() const { return FreeMap(cluster, &tie); }
 

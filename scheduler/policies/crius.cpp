@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <tuple>
 
 namespace crius::scheduler {
 
@@ -59,7 +60,7 @@ class Round {
   // The Cells of `cands` on which job i, started or moved now, meets its deadline:
   // the fewest GPUs first (they leave the most to others), then the best score.
   std::vector<Candidate> meeting(size_t i, const std::vector<Candidate>& cands) const;
-  bool can_meet(size_t i) { return !meeting(i, candidates(i, m_ctx.cluster.total_gpus())).empty(); }
+  bool can_meet(size_t i) { return !meeting(i, candidates(i, m_ctx.total_gpus())).empty(); }
   bool fit_deadline(size_t i, bool& searched);
   void rescue_deadline(size_t i);
   bool fit(size_t i, bool& searched);
@@ -106,8 +107,8 @@ std::vector<Candidate> Round::candidates(size_t i, int max_gpus) {
 std::vector<Candidate> Round::raw_candidates(size_t i, int max_gpus) const {
   if (const int cap = m_ctx.max_gpus(job(i)); cap > 0) max_gpus = std::min(max_gpus, cap);
   std::vector<Candidate> out;
-  for (const std::string& gpu : m_ctx.cluster.gpu_types())
-    for (int c : counts_for(m_ctx.cluster, gpu)) {
+  for (const std::string& gpu : m_ctx.gpu_types())
+    for (int c : counts_for(m_ctx.total_gpus(gpu))) {
       if (c > max_gpus) break;
       for (const PlacedShape& ps : shapes_for(m_ctx.cluster, gpu, c)) {
         if (!m_ctx.allowed(job(i), ps.partition, ps.shape)) continue;
@@ -177,7 +178,7 @@ std::vector<Candidate> Round::meeting(size_t i, const std::vector<Candidate>& ca
 // A pending job with a deadline: the fewest GPUs that meet it and place now, else (once per
 // round's search budget) a change of one running job that makes room for such a Cell.
 bool Round::fit_deadline(size_t i, bool& searched) {
-  std::vector<Candidate> meet = meeting(i, candidates(i, m_ctx.cluster.total_gpus()));
+  std::vector<Candidate> meet = meeting(i, candidates(i, m_ctx.total_gpus()));
   if (meet.empty()) return false;
   if (auto a = best_fit(meet)) {
     m_free.take(*a);
@@ -195,7 +196,7 @@ void Round::rescue_deadline(size_t i) {
   const Allocation old = m_targets[i].alloc;
   if (old.empty() || !has_deadline(i) || finishes_by_deadline(i, old.shape, false)) return;
   m_free.give(old);
-  std::optional<Allocation> a = best_fit(meeting(i, candidates(i, m_ctx.cluster.total_gpus())));
+  std::optional<Allocation> a = best_fit(meeting(i, candidates(i, m_ctx.total_gpus())));
   if (a && !(*a == old)) {
     m_free.take(*a);
     set(i, *a, "moved to meet its deadline on " + std::to_string(a->shape.gpus()) + " " + a->shape.gpu);
@@ -256,7 +257,7 @@ bool Round::search(size_t i, const std::vector<Candidate>& cands, double floor) 
     if (old.shape.gpus() >= 2)
       if (auto a = place_on(k, old.shape.gpu, old.shape.gpus() / 2))
         consider(k, old, *a, false, "shrink");
-    for (const std::string& gpu : m_ctx.cluster.gpu_types())
+    for (const std::string& gpu : m_ctx.gpu_types())
       if (gpu != old.shape.gpu)
         if (auto a = place_on(k, gpu, old.shape.gpus())) consider(k, old, *a, false, "change type");
     // Migrate on the same type: the new job takes its best fit first.
@@ -316,7 +317,7 @@ bool Round::fit(size_t i, bool& searched) {
   m_job = i;
   if (has_deadline(i) && fit_deadline(i, searched)) return true;
   std::vector<Candidate> cands = candidates(i, CriusPolicy::kMaxScale * std::max(1, job(i).req_gpus));
-  if (cands.empty()) cands = candidates(i, m_ctx.cluster.total_gpus());
+  if (cands.empty()) cands = candidates(i, m_ctx.total_gpus());
   if (cands.empty()) return false;
   std::optional<Allocation> now = pick_fit(cands);
   double now_score = now ? score(i, *now) : 0;
@@ -339,44 +340,153 @@ bool Round::fit(size_t i, bool& searched) {
   return false;
 }
 
+// Upgrades, best gain per added GPU first, one at a time, while one pays: the choice of a scan
+// of every running job's options each time (the largest gain; the first job, type and count on
+// a tie), without the scan. Each option sits in a heap under a bound of its gain: first the
+// fastest allowed shape of its type and count as if it placed; once evaluated, its gain then,
+// which stays a bound while its type only loses free GPUs (fewer shapes place). A type that
+// gets GPUs back (a job leaves it) puts its options back under the first bound. Each step
+// evaluates options in bound order until the best gain beats every bound left; a budget of
+// evaluations (kUpgradeEvaluations) ends the pass on the largest clusters.
 void Round::upgrade() {
-  const std::vector<std::string> types = m_ctx.cluster.gpu_types();
-  for (size_t iter = 0; iter < 4 * m_targets.size(); ++iter) {
-    double best_gain = 0;
-    size_t best_i = 0;
-    std::optional<Allocation> best_alloc;
-    for (size_t i = 0; i < m_targets.size(); ++i) {
-      const Allocation old = m_targets[i].alloc;
-      if (old.empty()) continue;
-      const Job& j = job(i);
-      double s_old = speed(i, old.shape);
-      if (s_old <= 0) continue;
-      double left_old = j.remaining() * j.global_batch / s_old;
-      m_free.give(old);
-      for (const std::string& gpu : types) {
-        for (int c : {old.shape.gpus(), 2 * old.shape.gpus()}) {
-          if (gpu == old.shape.gpu && c == old.shape.gpus()) continue;
-          if (c > m_free.free_gpus(gpu)) continue;
-          auto a = place_on(i, gpu, c);
-          if (!a) continue;
-          double s_new = speed(i, a->shape);
-          if (s_new < (c > old.shape.gpus() ? CriusPolicy::kDoubleGain : 1.05) * s_old) continue;
-          const double cost = restart_s(*a);
-          double restart = j.state == JobState::running ? cost : 0;
-          double saved = left_old - (restart + j.remaining() * j.global_batch / s_new);
-          if (saved <= 2 * cost) continue;  // does not pay
-          double added = std::max(1, c - old.shape.gpus());
-          double gain = (s_new - s_old) / s_old / added;
-          if (gain > best_gain) { best_gain = gain; best_i = i; best_alloc = a; }
+  const std::vector<std::string>& types = m_ctx.gpu_types();
+  struct Option {
+    size_t i;
+    int type, doubled;  // doubled: twice the job's GPUs, else as many
+    double first_bound;
+    auto order() const { return std::tie(i, type, doubled); }
+  };
+  struct Entry {
+    double bound;
+    size_t option;
+    int generation;  // of the option when pushed: an older entry is dropped
+  };
+  std::vector<Option> options;
+  std::vector<int> generation;                    // per option; -1: gone (its job moved)
+  std::vector<std::vector<size_t>> of_type(types.size());
+  std::vector<std::vector<size_t>> of_job(m_targets.size());
+  auto lower = [&](const Entry& a, const Entry& b) {
+    if (a.bound != b.bound) return a.bound < b.bound;
+    return options[a.option].order() > options[b.option].order();
+  };
+  // One heap per type, so that a type getting GPUs back is rebuilt alone, in linear time.
+  std::vector<std::vector<Entry>> heaps(types.size());
+  auto push = [&](size_t k, double bound) {
+    auto& h = heaps[options[k].type];
+    h.push_back(Entry{bound, k, ++generation[k]});
+    std::push_heap(h.begin(), h.end(), lower);
+  };
+  auto rebuild = [&](int t) {
+    std::erase_if(of_type[t], [&](size_t k) { return generation[k] < 0; });
+    auto& h = heaps[t];
+    h.clear();
+    for (size_t k : of_type[t]) h.push_back(Entry{options[k].first_bound, k, ++generation[k]});
+    std::make_heap(h.begin(), h.end(), lower);
+  };
+  // The entry of the largest bound over the heaps (stale ones dropped), if any.
+  auto top = [&]() -> std::vector<Entry>* {
+    std::vector<Entry>* best = nullptr;
+    for (auto& h : heaps) {
+      while (!h.empty() && h.front().generation != generation[h.front().option]) {
+        std::pop_heap(h.begin(), h.end(), lower);
+        h.pop_back();
+      }
+      if (!h.empty() && (!best || lower(best->front(), h.front()))) best = &h;
+    }
+    return best;
+  };
+  auto offer = [&](size_t i) {
+    const Allocation& old = m_targets[i].alloc;
+    if (old.empty()) return;
+    const Job& j = job(i);
+    const double s_old = speed(i, old.shape);
+    if (s_old <= 0) return;
+    const double left_old = j.remaining() * j.global_batch / s_old;
+    const int cap = m_ctx.max_gpus(j);
+    for (int t = 0; t < static_cast<int>(types.size()); ++t)
+      for (int doubled : {0, 1}) {
+        const int c = doubled ? 2 * old.shape.gpus() : old.shape.gpus();
+        if ((types[t] == old.shape.gpu && !doubled) || (cap > 0 && c > cap)) continue;
+        double s_max = 0;
+        for (const PlacedShape& ps : shapes_for(m_ctx.cluster, types[t], c))
+          if (m_ctx.allowed(j, ps.partition, ps.shape)) s_max = std::max(s_max, speed(i, ps.shape));
+        if (s_max <= 0 || s_max < (doubled ? CriusPolicy::kDoubleGain : 1.05) * s_old) continue;
+        const double cost = restart_cost(m_opt, true, c);
+        const double restart = j.state == JobState::running ? cost : 0;
+        if (left_old - (restart + j.remaining() * j.global_batch / s_max) <= 2 * cost) continue;
+        const size_t k = options.size();
+        options.push_back(Option{i, t, doubled, (s_max - s_old) / s_old / std::max(1, c - old.shape.gpus())});
+        generation.push_back(0);
+        of_type[t].push_back(k);
+        of_job[i].push_back(k);
+        push(k, options[k].first_bound);
+      }
+  };
+  // The gain of an option as things stand (0: none), and where.
+  auto evaluate = [&](const Option& o, std::optional<Allocation>* where) -> double {
+    const Allocation& old = m_targets[o.i].alloc;
+    const Job& j = job(o.i);
+    const double s_old = speed(o.i, old.shape);
+    const std::string& gpu = types[o.type];
+    const int c = o.doubled ? 2 * old.shape.gpus() : old.shape.gpus();
+    const bool same_type = gpu == old.shape.gpu;  // its own GPUs count as free
+    double gain = 0;
+    if (c <= m_free.free_gpus(gpu) + (same_type ? old.shape.gpus() : 0)) {
+      if (same_type) m_free.give(old);
+      if (auto a = place_on(o.i, gpu, c)) {
+        const double s_new = speed(o.i, a->shape);
+        const double cost = restart_s(*a);
+        const double restart = j.state == JobState::running ? cost : 0;
+        const double saved = j.remaining() * j.global_batch / s_old - (restart + j.remaining() * j.global_batch / s_new);
+        if (s_new >= (c > old.shape.gpus() ? CriusPolicy::kDoubleGain : 1.05) * s_old && saved > 2 * cost) {
+          gain = (s_new - s_old) / s_old / std::max(1, c - old.shape.gpus());
+          if (where) *where = std::move(a);
         }
       }
-      m_free.take(old);
+      if (same_type) m_free.take(old);
     }
-    if (!best_alloc) return;
-    m_free.give(m_targets[best_i].alloc);
-    m_free.take(*best_alloc);
-    set(best_i, *best_alloc, "upgrade: " + std::to_string(best_alloc->shape.gpus()) + " " +
-                                 best_alloc->shape.gpu);
+    return gain;
+  };
+  for (size_t i = 0; i < m_targets.size(); ++i) offer(i);
+  long evaluations = 0;
+  for (size_t iter = 0; iter < 4 * m_targets.size() && evaluations < CriusPolicy::kUpgradeEvaluations; ++iter) {
+    std::optional<size_t> best;
+    double best_gain = 0;
+    std::vector<std::pair<size_t, double>> looked;  // (option, its gain now)
+    while (std::vector<Entry>* h = top()) {
+      const Entry e = h->front();
+      const Option& o = options[e.option];
+      // None left can win: a lower bound, or an equal one after the best on a tie (equal bounds
+      // come in (job, type, count) order).
+      if (e.bound < best_gain || (best && e.bound == best_gain && options[*best].order() < o.order())) break;
+      std::pop_heap(h->begin(), h->end(), lower);
+      h->pop_back();
+      const double gain = evaluate(o, nullptr);
+      ++evaluations;
+      looked.emplace_back(e.option, gain);
+      if (gain > best_gain || (best && gain == best_gain && o.order() < options[*best].order())) {
+        best = e.option;
+        best_gain = gain;
+      }
+    }
+    for (auto [k, gain] : looked) push(k, gain);
+    if (!best) return;
+    const Option chosen = options[*best];
+    const size_t i = chosen.i;
+    std::optional<Allocation> to;
+    evaluate(chosen, &to);
+    const Allocation from = m_targets[i].alloc;
+    m_free.give(from);
+    m_free.take(*to);
+    set(i, *to, "upgrade: " + std::to_string(to->shape.gpus()) + " " + to->shape.gpu);
+    for (size_t k : of_job[i]) generation[k] = -1;
+    of_job[i].clear();
+    // The type it left has GPUs back: its options may gain again.
+    if (from.shape.gpu != to->shape.gpu) {
+      const int t = static_cast<int>(std::find(types.begin(), types.end(), from.shape.gpu) - types.begin());
+      if (t < static_cast<int>(types.size())) rebuild(t);
+    }
+    offer(i);
   }
 }
 
@@ -422,7 +532,7 @@ std::optional<PlacedShape> Round::arrive(size_t i, int waiting) {
   m_job = i;
   m_waiting = waiting;
   std::vector<Candidate> cands = candidates(i, CriusPolicy::kMaxScale * std::max(1, job(i).req_gpus));
-  if (cands.empty()) cands = candidates(i, m_ctx.cluster.total_gpus());
+  if (cands.empty()) cands = candidates(i, m_ctx.total_gpus());
   if (cands.empty()) return std::nullopt;
   if (auto a = pick_fit(cands)) return PlacedShape{a->partition, a->shape};
   const Candidate& c = ideal(cands);

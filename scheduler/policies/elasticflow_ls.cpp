@@ -32,7 +32,7 @@ std::vector<Target> ElasticFlowLsPolicy::schedule(const Context& ctx) {
     Want w{i};
     double left = j.deadline - ctx.now;
     int smallest = 0;
-    for (int c : counts_for(ctx.cluster, j.req_gpu)) {
+    for (int c : counts_for(ctx.total_gpus(j.req_gpu))) {
       double s = speed(i, c);
       if (s <= 0) continue;
       if (!smallest) smallest = c;
@@ -56,7 +56,7 @@ std::vector<Target> ElasticFlowLsPolicy::schedule(const Context& ctx) {
       if (a.meets != b.meets) return a.meets;
       return ctx.jobs[a.i]->deadline < ctx.jobs[b.i]->deadline;
     });
-    int left = ctx.cluster.total_gpus(gpu);
+    int left = ctx.total_gpus(gpu);
     for (Want& w : wants)
       if (w.min_count <= left) { w.count = w.min_count; left -= w.count; }
     // Spare GPUs: double the job with the largest speed gain per added GPU.

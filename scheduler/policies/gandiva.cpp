@@ -46,7 +46,7 @@ std::vector<Target> GandivaPolicy::schedule(const Context& ctx) {
     // model's memory starts at the fewest GPUs that hold it.
     for (int c = j.req_gpus / 2; !a && c >= 1; c /= 2) a = place_best(ctx, free, j, j.req_gpu, c, true);
     if (!a && !ctx.feasible(j, j.req_gpu, j.req_gpus))
-      for (int c = 2 * j.req_gpus; !a && c <= ctx.cluster.total_gpus(j.req_gpu); c *= 2)
+      for (int c = 2 * j.req_gpus; !a && c <= ctx.total_gpus(j.req_gpu); c *= 2)
         if (ctx.feasible(j, j.req_gpu, c)) {
           a = place_best(ctx, free, j, j.req_gpu, c, true);
           if (!a) break;  // the fewest that fit must wait

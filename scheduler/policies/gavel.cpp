@@ -9,14 +9,14 @@ namespace crius::scheduler {
 
 // Gavel keeps the count: some type must fit it at the requested count.
 Result<void> GavelPolicy::runnable(const Job& job, const Context& ctx) const {
-  for (const std::string& gpu : ctx.cluster.gpu_types())
+  for (const std::string& gpu : ctx.gpu_types())
     if (ctx.feasible(job, gpu, job.req_gpus)) return {};
   return make_error("no Cell of " + std::to_string(job.req_gpus) +
                     " GPUs of any type fits it in memory");
 }
 
 std::vector<Target> GavelPolicy::schedule(const Context& ctx) {
-  const std::vector<std::string> types = ctx.cluster.gpu_types();
+  const std::vector<std::string> types = ctx.gpu_types();
   const size_t J = ctx.jobs.size(), T = types.size();
   std::vector<Target> targets(J);
   if (J == 0) return targets;
@@ -43,7 +43,7 @@ std::vector<Target> GavelPolicy::schedule(const Context& ctx) {
   glp_add_rows(lp, static_cast<int>(J + T));
   for (size_t j = 0; j < J; ++j) glp_set_row_bnds(lp, static_cast<int>(j + 1), GLP_UP, 0, 1);
   for (size_t t = 0; t < T; ++t)
-    glp_set_row_bnds(lp, static_cast<int>(J + t + 1), GLP_UP, 0, ctx.cluster.total_gpus(types[t]));
+    glp_set_row_bnds(lp, static_cast<int>(J + t + 1), GLP_UP, 0, ctx.total_gpus(types[t]));
   glp_add_cols(lp, static_cast<int>(J * T));
   std::vector<int> ia{0}, ja{0};
   std::vector<double> ar{0};

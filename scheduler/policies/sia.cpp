@@ -27,7 +27,7 @@ struct Config {
 }  // namespace
 
 std::vector<Target> SiaPolicy::schedule(const Context& ctx) {
-  const std::vector<std::string> types = ctx.cluster.gpu_types();
+  const std::vector<std::string> types = ctx.gpu_types();
   const size_t J = ctx.jobs.size();
   std::vector<Target> targets(J);
   if (J == 0) return targets;
@@ -42,7 +42,7 @@ std::vector<Target> SiaPolicy::schedule(const Context& ctx) {
     size_t first = configs.size();
     double base = 0;
     for (const std::string& gpu : types)
-      for (int c : counts_for(ctx.cluster, gpu)) {
+      for (int c : counts_for(ctx.total_gpus(gpu))) {
         if (c > 4 * job.req_gpus) break;
         double s = -1;
         for (const PlacedShape& ps : shapes_for(ctx.cluster, gpu, c))
@@ -68,7 +68,7 @@ std::vector<Target> SiaPolicy::schedule(const Context& ctx) {
   for (size_t j = 0; j < J; ++j) glp_set_row_bnds(ip, static_cast<int>(j + 1), GLP_UP, 0, 1);
   for (size_t t = 0; t < types.size(); ++t)
     glp_set_row_bnds(ip, static_cast<int>(J + t + 1), GLP_UP, 0,
-                     ctx.cluster.total_gpus(types[t]));
+                     ctx.total_gpus(types[t]));
   glp_add_cols(ip, static_cast<int>(configs.size()));
   std::vector<int> ia{0}, ja{0};
   std::vector<double> ar{0};
@@ -102,7 +102,7 @@ std::vector<Target> SiaPolicy::schedule(const Context& ctx) {
     // No integer solution within the time limit: greedy, per job in order, the
     // configuration of the highest utility that still fits the type's capacity.
     std::vector<int> cap;
-    for (const std::string& t : types) cap.push_back(ctx.cluster.total_gpus(t));
+    for (const std::string& t : types) cap.push_back(ctx.total_gpus(t));
     for (size_t j = 0, k = 0; j < J; ++j) {
       size_t pick = configs.size();
       for (; k < configs.size() && configs[k].job == j; ++k) {

@@ -3,6 +3,8 @@
 #define BOOST_TEST_MODULE sched_core
 #include <boost/test/unit_test.hpp>
 
+#include <random>
+
 #include <algorithm>
 #include <cmath>
 
@@ -151,7 +153,7 @@ BOOST_AUTO_TEST_CASE(shapes_consolidated_first) {
   BOOST_TEST(shapes[0].shape.nodes == 1);
   BOOST_TEST(shapes[1].shape.gpus_per_node == 2);
   BOOST_TEST(cs::shapes_for(c, "v", 16).empty());
-  BOOST_TEST((cs::counts_for(c, "v") == std::vector<int>{1, 2, 4, 8}));
+  BOOST_TEST((cs::counts_for(c.total_gpus("v")) == std::vector<int>{1, 2, 4, 8}));
 }
 
 BOOST_AUTO_TEST_CASE(placement_is_best_fit) {
@@ -168,6 +170,67 @@ BOOST_AUTO_TEST_CASE(placement_is_best_fit) {
   BOOST_TEST(free.free_gpus("v") == 8);
   BOOST_TEST(!free.place(0, cs::shape("v", 3, 4)));
   BOOST_TEST(!free.fits(cs::Allocation{0, cs::shape("v", 2, 1), {1, 1}}));  // a node twice
+}
+
+// The placement FreeMap indexes by partition and free GPUs is the one a scan of every node
+// gives: best fit, then the tie rank, then the node index; through random takes and gives.
+BOOST_AUTO_TEST_CASE(indexed_placement_is_the_scan_of_every_node) {
+  cs::ClusterState c = cs::ClusterState::from_partitions(
+      {cs::Partition{"p", "v", 40, 8}, cs::Partition{"q", "v", 30, 4}, cs::Partition{"r", "w", 20, 2}});
+  std::mt19937 rng(7);
+  std::vector<unsigned> tie(c.nodes.size());
+  for (std::size_t i = 0; i < tie.size(); ++i) tie[i] = static_cast<unsigned>(i % 7);  // many ties
+  std::shuffle(tie.begin(), tie.end(), rng);
+  for (const std::vector<unsigned>* t : {static_cast<const std::vector<unsigned>*>(nullptr), static_cast<const std::vector<unsigned>*>(&tie)}) {
+    cs::FreeMap free(c, t);
+    std::vector<int> left;
+    for (const auto& n : c.nodes) left.push_back(n.capacity);
+    auto scan = [&](int part, const cs::Cell& s) -> std::optional<std::vector<int>> {
+      std::vector<int> cand;
+      for (std::size_t i = 0; i < c.nodes.size(); ++i)
+        if (c.nodes[i].partition == part && left[i] >= s.gpus_per_node) cand.push_back(static_cast<int>(i));
+      if (static_cast<int>(cand.size()) < s.nodes) return std::nullopt;
+      std::stable_sort(cand.begin(), cand.end(), [&](int a, int b) {
+        if (left[a] != left[b]) return left[a] < left[b];
+        return t ? (*t)[a] < (*t)[b] : false;
+      });
+      cand.resize(s.nodes);
+      std::sort(cand.begin(), cand.end());
+      return cand;
+    };
+    std::vector<cs::Allocation> held;
+    int placed = 0, refused = 0;
+    for (int step = 0; step < 3000; ++step) {
+      if (!held.empty() && rng() % 3 == 0) {
+        std::size_t k = rng() % held.size();
+        free.give(held[k]);
+        for (int n : held[k].node_ids) left[n] += held[k].shape.gpus_per_node;
+        held.erase(held.begin() + static_cast<long>(k));
+        continue;
+      }
+      const int part = static_cast<int>(rng() % 3);
+      const int gpn = 1 << (rng() % 4);
+      const cs::Cell s = cs::shape(part == 2 ? "w" : "v", 1 + static_cast<int>(rng() % 12), gpn);
+      auto a = free.place(part, s);
+      auto want = scan(part, s);
+      BOOST_TEST_REQUIRE(a.has_value() == want.has_value());
+      if (!a) {
+        ++refused;
+        continue;
+      }
+      BOOST_TEST_REQUIRE(a->node_ids == *want);
+      free.take(*a);
+      for (int n : a->node_ids) left[n] -= gpn;
+      held.push_back(*a);
+      ++placed;
+      int v = 0, w = 0;
+      for (std::size_t i = 0; i < c.nodes.size(); ++i) (c.nodes[i].gpu == "v" ? v : w) += left[i];
+      BOOST_TEST_REQUIRE(free.free_gpus("v") == v);
+      BOOST_TEST_REQUIRE(free.free_gpus("w") == w);
+    }
+    BOOST_TEST(placed > 500);
+    BOOST_TEST(refused > 100);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(invariant_checker_catches_breaks) {

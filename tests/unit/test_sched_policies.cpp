@@ -399,7 +399,7 @@ Contended contended(const std::string& policy, const std::vector<cs::Job>& jobs,
   std::vector<std::vector<Opt>> opts(jobs.size());
   for (size_t i = 0; i < jobs.size(); ++i)
     for (const std::string& gpu : c.gpu_types())
-      for (int n : cs::counts_for(c, gpu))
+      for (int n : cs::counts_for(c.total_gpus(gpu)))
         if (n <= max_scale * jobs[i].req_gpus)
           if (double u = utility(ctx, jobs[i], gpu, n); u > 0) opts[i].push_back({gpu, n, u});
   std::function<void(size_t, std::map<std::string, int>, double)> walk = [&](size_t i, std::map<std::string, int> used,
@@ -457,7 +457,7 @@ BOOST_AUTO_TEST_CASE(sia_reaches_the_best_assignment_of_a_contended_round) {
   auto utility = [](const cs::Context& ctx, const cs::Job& j, const std::string& gpu, int gpus) {
     double base = 0;
     for (const std::string& t : ctx.cluster.gpu_types())
-      for (int n : cs::counts_for(ctx.cluster, t))
+      for (int n : cs::counts_for(ctx.total_gpus(t)))
         if (n <= 4 * j.req_gpus)
           if (double s = dp_speed(ctx, j, t, n); s > 0) base = base > 0 ? std::min(base, s) : s;
     double s = gpus <= 4 * j.req_gpus ? dp_speed(ctx, j, gpu, gpus) : -1;
