@@ -1,28 +1,66 @@
 #include "scheduler/placement.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace crius::scheduler {
 
 FreeMap::FreeMap(const ClusterState& cluster, const std::vector<unsigned>* tie)
     : m_cluster(&cluster), m_tie(tie && tie->size() == cluster.nodes.size() ? tie : nullptr) {
-  int most = 0;
-  for (const Node& n : cluster.nodes) most = std::max(most, n.capacity);
-  m_by_free.assign(cluster.partitions.size(), std::vector<std::set<Key>>(static_cast<std::size_t>(most) + 1));
-  m_free.assign(cluster.nodes.size(), 0);
-  for (size_t i = 0; i < cluster.nodes.size(); ++i) {
-    const Node& n = cluster.nodes[i];
-    auto t = std::find(m_types.begin(), m_types.end(), n.gpu);
+  const int n = static_cast<int>(cluster.nodes.size());
+  m_index.resize(cluster.partitions.size());
+  m_free.assign(n, 0);
+  m_place.assign(n, -1);
+  for (int i = 0; i < n; ++i) {
+    const Node& node = cluster.nodes[i];
+    auto t = std::find(m_types.begin(), m_types.end(), node.gpu);
     if (t == m_types.end()) {
-      m_types.push_back(n.gpu);
+      m_types.push_back(node.gpu);
       m_type_free.push_back(0);
       t = m_types.end() - 1;
     }
     m_type.push_back(static_cast<int>(t - m_types.begin()));
-    m_free[i] = n.capacity;
-    m_type_free[m_type[i]] += n.capacity;
-    if (n.partition >= 0 && n.partition < static_cast<int>(m_by_free.size()) && n.capacity >= 0)
-      m_by_free[n.partition][n.capacity].insert(key(static_cast<int>(i)));
+  }
+  // Each partition's nodes by (tie rank, index): in linear time where the ranks are a
+  // permutation (Context::tie), else sorted.
+  std::vector<int> by_rank;
+  if (m_tie) {
+    by_rank.assign(n, -1);
+    for (int i = 0; i < n; ++i) {
+      const unsigned r = (*m_tie)[i];
+      if (r >= static_cast<unsigned>(n) || by_rank[r] >= 0) {
+        by_rank.clear();
+        break;
+      }
+      by_rank[r] = i;
+    }
+  }
+  auto add = [&](int i) {
+    const int p = cluster.nodes[i].partition;
+    if (p >= 0 && p < static_cast<int>(m_index.size())) m_index[p].nodes.push_back(i);
+  };
+  if (!by_rank.empty() || !m_tie) {
+    for (int k = 0; k < n; ++k) add(by_rank.empty() ? k : by_rank[k]);
+  } else {
+    for (int i = 0; i < n; ++i) add(i);
+    for (Index& ix : m_index)
+      std::stable_sort(ix.nodes.begin(), ix.nodes.end(), [&](int a, int b) { return (*m_tie)[a] < (*m_tie)[b]; });
+  }
+  for (Index& ix : m_index)
+    for (std::size_t k = 0; k < ix.nodes.size(); ++k) m_place[ix.nodes[k]] = static_cast<int>(k);
+  for (int i = 0; i < n; ++i) {
+    m_free[i] = 0;  // set_free moves it from "0 free" (not yet indexed) to its capacity
+    const int p = cluster.nodes[i].partition;
+    if (m_place[i] >= 0) {
+      Index& ix = m_index[p];
+      if (ix.bits.empty()) {
+        ix.bits.assign(1, std::vector<std::uint64_t>((ix.nodes.size() + 63) / 64, 0));
+        ix.count.assign(1, 0);
+      }
+      ix.bits[0][m_place[i] / 64] |= std::uint64_t{1} << (m_place[i] % 64);
+      ++ix.count[0];
+    }
+    set_free(i, cluster.nodes[i].capacity);
   }
 }
 
@@ -41,17 +79,27 @@ bool FreeMap::fits(const Allocation& a) const {
   return std::adjacent_find(ids.begin(), ids.end()) == ids.end();
 }
 
-// Moves the node to its new bucket; below zero (a caller that takes more than is free) it is in
-// none, as it holds nothing to place on.
+// Moves the node's bit to its new count; below zero (a caller that takes more than is free) it is
+// in none, as it holds nothing to place on.
 void FreeMap::set_free(int node, int gpus) {
-  const int p = m_cluster->nodes[node].partition;
-  const bool indexed = p >= 0 && p < static_cast<int>(m_by_free.size());
-  auto in_range = [&](int f) { return indexed && f >= 0 && f < static_cast<int>(m_by_free[p].size()); };
-  if (in_range(m_free[node])) m_by_free[p][m_free[node]].erase(key(node));
   m_type_free[m_type[node]] += gpus - m_free[node];
+  const int old = m_free[node];
   m_free[node] = gpus;
-  if (indexed && gpus >= static_cast<int>(m_by_free[p].size())) m_by_free[p].resize(static_cast<std::size_t>(gpus) + 1);
-  if (in_range(gpus)) m_by_free[p][gpus].insert(key(node));
+  const int k = m_place[node];
+  if (k < 0) return;
+  Index& ix = m_index[m_cluster->nodes[node].partition];
+  const std::uint64_t bit = std::uint64_t{1} << (k % 64);
+  if (old >= 0 && old < static_cast<int>(ix.bits.size())) {
+    ix.bits[old][k / 64] &= ~bit;
+    --ix.count[old];
+  }
+  if (gpus < 0) return;
+  if (gpus >= static_cast<int>(ix.bits.size())) {
+    ix.bits.resize(static_cast<std::size_t>(gpus) + 1, std::vector<std::uint64_t>((ix.nodes.size() + 63) / 64, 0));
+    ix.count.resize(static_cast<std::size_t>(gpus) + 1, 0);
+  }
+  ix.bits[gpus][k / 64] |= bit;
+  ++ix.count[gpus];
 }
 
 void FreeMap::take(const Allocation& a) {
@@ -63,20 +111,21 @@ void FreeMap::give(const Allocation& a) {
 }
 
 std::optional<Allocation> FreeMap::place(int partition, const Cell& shape) const {
-  if (partition < 0 || partition >= static_cast<int>(m_by_free.size()) || shape.nodes < 1) return std::nullopt;
-  const auto& buckets = m_by_free[partition];
-  std::size_t holding = 0;
-  for (std::size_t f = static_cast<std::size_t>(std::max(0, shape.gpus_per_node)); f < buckets.size(); ++f)
-    holding += buckets[f].size();
-  if (holding < static_cast<std::size_t>(shape.nodes)) return std::nullopt;
+  if (partition < 0 || partition >= static_cast<int>(m_index.size()) || shape.nodes < 1) return std::nullopt;
+  const Index& ix = m_index[partition];
+  const int from = std::max(0, shape.gpus_per_node);
+  long holding = 0;
+  for (int f = from; f < static_cast<int>(ix.count.size()); ++f) holding += ix.count[f];
+  if (holding < shape.nodes) return std::nullopt;
   std::vector<int> chosen;
   chosen.reserve(static_cast<std::size_t>(shape.nodes));
-  for (std::size_t f = static_cast<std::size_t>(std::max(0, shape.gpus_per_node));
-       f < buckets.size() && static_cast<int>(chosen.size()) < shape.nodes; ++f)
-    for (const Key& k : buckets[f]) {
-      chosen.push_back(k.second);
-      if (static_cast<int>(chosen.size()) == shape.nodes) break;
-    }
+  for (int f = from; f < static_cast<int>(ix.bits.size()) && static_cast<int>(chosen.size()) < shape.nodes; ++f) {
+    if (ix.count[f] == 0) continue;
+    const auto& words = ix.bits[f];
+    for (std::size_t w = 0; w < words.size() && static_cast<int>(chosen.size()) < shape.nodes; ++w)
+      for (std::uint64_t bits = words[w]; bits && static_cast<int>(chosen.size()) < shape.nodes; bits &= bits - 1)
+        chosen.push_back(ix.nodes[w * 64 + static_cast<std::size_t>(std::countr_zero(bits))]);
+  }
   std::sort(chosen.begin(), chosen.end());
   Allocation a;
   a.partition = partition;

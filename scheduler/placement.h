@@ -2,7 +2,7 @@
 #pragma once
 
 #include <optional>
-#include <set>
+#include <cstdint>
 #include <utility>
 #include <string>
 #include <vector>
@@ -30,8 +30,6 @@ class FreeMap {
   std::optional<Allocation> place_any(const std::string& gpu, int gpus) const;
 
  private:
-  using Key = std::pair<unsigned, int>;  // (tie rank, node): the order among equally full nodes
-  Key key(int node) const { return {m_tie ? (*m_tie)[node] : 0u, node}; }
   void set_free(int node, int gpus);
 
   const ClusterState* m_cluster;
@@ -40,8 +38,16 @@ class FreeMap {
   std::vector<int> m_type;                 // per node, its index in m_types
   std::vector<std::string> m_types;
   std::vector<int> m_type_free;            // free GPUs per type
-  // Per partition, per free GPU count (0..the largest node's), its nodes in Key order.
-  std::vector<std::vector<std::set<Key>>> m_by_free;
+  // Per partition: its nodes in placement order among equally full ones (tie rank, index), each
+  // node's place in that order, and per free GPU count a bit per place (the nodes with that
+  // many free) and how many bits are set.
+  struct Index {
+    std::vector<int> nodes;
+    std::vector<std::vector<std::uint64_t>> bits;
+    std::vector<int> count;
+  };
+  std::vector<Index> m_index;
+  std::vector<int> m_place;                // per node
 };
 
 // Node shapes that hold `gpus` GPUs in one partition of type `gpu`: gpus per

@@ -57,11 +57,17 @@ Result<void> check_invariants(const ClusterState& cluster, const std::vector<Job
 }
 
 // The same seed gives the same permutation in every round and every driver.
-static std::vector<unsigned> tie_ranks(size_t n, uint64_t seed) {
-  std::vector<unsigned> r(n);
-  std::iota(r.begin(), r.end(), 0u);
-  std::mt19937_64 rng(seed);
-  for (size_t i = n; i > 1; --i) std::swap(r[i - 1], r[rng() % i]);
+// The same permutation every round of a cluster and seed: drawn once.
+static const std::vector<unsigned>& tie_ranks(size_t n, uint64_t seed) {
+  thread_local std::vector<unsigned> r;
+  thread_local std::optional<std::pair<size_t, uint64_t>> drawn;
+  if (drawn != std::pair{n, seed}) {
+    r.resize(n);
+    std::iota(r.begin(), r.end(), 0u);
+    std::mt19937_64 rng(seed);
+    for (size_t i = n; i > 1; --i) std::swap(r[i - 1], r[rng() % i]);
+    drawn = std::pair{n, seed};
+  }
   return r;
 }
 
