@@ -14,6 +14,10 @@ namespace {
 
 // Nodes of the Cells whose estimates say why no Cell of a request has a plan shape.
 constexpr int kReasonNodes = 2;
+// Layer visits (WorkBudget) a Cell listed by usable_cells costs: it is memory until ranked.
+constexpr std::int64_t kCellVisits = 64;
+// Infeasible Cells the frontier keeps to say why none is feasible: the largest, closest to fit.
+constexpr std::size_t kReasonCells = 16;
 
 bool better(const Estimate& a, const Estimate& b) {
   if (a.feasible != b.feasible) return a.feasible;
@@ -66,8 +70,12 @@ std::vector<Cell> enumerate_cells(const Model& model, Runtime runtime, const Clu
   return all_cells(model, runtime, cluster, f, 0);
 }
 
-std::vector<Cell> usable_cells(const Request& req, const Cluster& cluster, const CellFilter& f) {
+std::vector<Cell> usable_cells(const Request& req, const Cluster& cluster, const CellFilter& f, WorkBudget* budget) {
   std::vector<Cell> out;
+  auto spend = [&](std::int64_t visits) {
+    if (budget) budget->used += visits;
+    return budget && budget->exhausted();
+  };
   if (req.global_batch < 1) return out;
   const ModelDesc d = describe(req.model);
   const int smax = max_stages(req.model, req.runtime);
@@ -85,6 +93,7 @@ std::vector<Cell> usable_cells(const Request& req, const Cluster& cluster, const
       const long long gps = static_cast<long long>(n) * g / s;
       if (tp_allowed(req, d, p, g, static_cast<int>(gps), t)) out.push_back(Cell{p.name, p.gpu, n, g, s});
     };
+    bool out_of_work = false;
     if (f.nodes && f.gpus_per_node) {
       // One explicit allocation: the stage counts and TP degrees that leave a data-parallel degree
       // splitting the batch.
@@ -102,13 +111,15 @@ std::vector<Cell> usable_cells(const Request& req, const Cluster& cluster, const
       long long most = static_cast<long long>(p.nodes) * p.gpus_per_node;
       if (f.max_gpus) most = std::min<long long>(most, *f.max_gpus);
       const int gpn = p.gpus_per_node;
-      for (int s = 1; s <= smax && s <= most; ++s)
+      for (int s = 1; s <= smax && s <= most && !out_of_work; ++s)
         for (int t : divisors(gpn))
           for (int dp : dps) {
             const long long G = static_cast<long long>(s) * t * dp;
-            if (G > most) break;
+            const std::size_t listed = out.size();
+            if (G > most || (out_of_work = spend(1))) break;
             if (G <= gpn && gpn % G == 0) add(1, static_cast<int>(G), s, t);
             else if (G % gpn == 0 && G > gpn) add(static_cast<int>(G / gpn), gpn, s, t);
+            if (out.size() > listed && (out_of_work = spend(kCellVisits))) break;
           }
     }
     // The order of enumerate_cells: shapes by node count then GPUs per node, stages ascending.
@@ -123,7 +134,11 @@ std::vector<Estimate> rank_cells(const Request& req, const Cluster& cluster, con
                                  const SearchOptions& opts) {
   std::vector<Estimate> out;
   try {
-    std::vector<Cell> cells = usable_cells(req, cluster, filter);
+    // Listing the Cells may take half of a request's budget; estimating them has the rest.
+    WorkBudget listing;
+    if (opts.budget && opts.budget->limit > 0) listing.limit = std::max<std::int64_t>(1, opts.budget->limit / 2);
+    std::vector<Cell> cells = usable_cells(req, cluster, filter, opts.budget ? &listing : nullptr);
+    if (opts.budget) opts.budget->used += listing.used;
     // None has a plan shape: the smallest Cells say why.
     if (cells.empty()) cells = all_cells(req.model, req.runtime, cluster, filter, kReasonNodes);
     auto estimate = [&](const Cell& c, double at_most_s) {
@@ -147,6 +162,7 @@ std::vector<Estimate> rank_cells(const Request& req, const Cluster& cluster, con
           if (e.feasible) {
             if (!best || better(e, *best)) best = std::move(e);
           } else if (e.why != kNotFaster) {
+            if (infeasible_cells.size() == kReasonCells) infeasible_cells.erase(infeasible_cells.begin());
             infeasible_cells.push_back(std::move(e));
           }
         }

@@ -244,11 +244,14 @@ struct CellFilter {
 // that one allocation shape (e.g. 2 nodes x 2 of 4 GPUs) if a partition holds it.
 std::vector<Cell> enumerate_cells(const Model& model, Runtime runtime, const Cluster& cluster,
                                   const CellFilter& filter);
+struct WorkBudget;
 // The Cells of enumerate_cells() in which the plan search has something to try: some tensor-
 // parallel degree it allows (tp_allowed) leaves a data-parallel degree that splits the global
 // batch (micro_batch_sizes). Found by walking stages x TP x DP, so the work does not grow with
-// the partitions' node counts.
-std::vector<Cell> usable_cells(const Request& req, const Cluster& cluster, const CellFilter& filter);
+// the partitions' node counts. With a budget, each (stages, TP, DP) looked at costs a layer
+// visit and each Cell listed 64, and the walk ends when it runs out (job_submit's bound).
+std::vector<Cell> usable_cells(const Request& req, const Cluster& cluster, const CellFilter& filter,
+                               WorkBudget* budget = nullptr);
 
 // Seconds per iteration on the critical path; they add up to iter_time_s.
 struct Breakdown {
@@ -338,7 +341,8 @@ struct SearchOptions {
   // of each shape that is faster than every smaller shape's (fewer nodes, or one node with fewer
   // GPUs). A smaller shape fits wherever a larger one does, so a dominated shape is never the
   // fastest, the most efficient nor the smallest meeting a deadline among the Cells that fit.
-  // Infeasible Cells are listed only where no Cell is feasible.
+  // Infeasible Cells (at most the 16 largest, to say why) are listed only where no Cell is
+  // feasible.
   bool frontier = false;
 };
 
