@@ -49,18 +49,9 @@ FreeMap::FreeMap(const ClusterState& cluster, const std::vector<unsigned>* tie)
   for (Index& ix : m_index)
     for (std::size_t k = 0; k < ix.nodes.size(); ++k) m_place[ix.nodes[k]] = static_cast<int>(k);
   for (int i = 0; i < n; ++i) {
-    m_free[i] = 0;  // set_free moves it from "0 free" (not yet indexed) to its capacity
-    const int p = cluster.nodes[i].partition;
-    if (m_place[i] >= 0) {
-      Index& ix = m_index[p];
-      if (ix.bits.empty()) {
-        ix.bits.assign(1, std::vector<std::uint64_t>((ix.nodes.size() + 63) / 64, 0));
-        ix.count.assign(1, 0);
-      }
-      ix.bits[0][m_place[i] / 64] |= std::uint64_t{1} << (m_place[i] % 64);
-      ++ix.count[0];
-    }
-    set_free(i, cluster.nodes[i].capacity);
+    m_free[i] = cluster.nodes[i].capacity;
+    m_type_free[m_type[i]] += m_free[i];
+    mark(i, m_free[i], true);
   }
 }
 
@@ -79,27 +70,27 @@ bool FreeMap::fits(const Allocation& a) const {
   return std::adjacent_find(ids.begin(), ids.end()) == ids.end();
 }
 
-// Moves the node's bit to its new count; below zero (a caller that takes more than is free) it is
-// in none, as it holds nothing to place on.
-void FreeMap::set_free(int node, int gpus) {
-  m_type_free[m_type[node]] += gpus - m_free[node];
-  const int old = m_free[node];
-  m_free[node] = gpus;
+// Sets or clears the node's bit among the nodes with `gpus` free; below zero (a caller that took
+// more than was free) it is in none, as it holds nothing to place on.
+void FreeMap::mark(int node, int gpus, bool on) {
   const int k = m_place[node];
-  if (k < 0) return;
+  if (k < 0 || gpus < 0) return;
   Index& ix = m_index[m_cluster->nodes[node].partition];
-  const std::uint64_t bit = std::uint64_t{1} << (k % 64);
-  if (old >= 0 && old < static_cast<int>(ix.bits.size())) {
-    ix.bits[old][k / 64] &= ~bit;
-    --ix.count[old];
-  }
-  if (gpus < 0) return;
   if (gpus >= static_cast<int>(ix.bits.size())) {
     ix.bits.resize(static_cast<std::size_t>(gpus) + 1, std::vector<std::uint64_t>((ix.nodes.size() + 63) / 64, 0));
     ix.count.resize(static_cast<std::size_t>(gpus) + 1, 0);
   }
-  ix.bits[gpus][k / 64] |= bit;
-  ++ix.count[gpus];
+  const std::uint64_t bit = std::uint64_t{1} << (k % 64);
+  if (on) ix.bits[gpus][k / 64] |= bit;
+  else ix.bits[gpus][k / 64] &= ~bit;
+  ix.count[gpus] += on ? 1 : -1;
+}
+
+void FreeMap::set_free(int node, int gpus) {
+  mark(node, m_free[node], false);
+  m_type_free[m_type[node]] += gpus - m_free[node];
+  m_free[node] = gpus;
+  mark(node, gpus, true);
 }
 
 void FreeMap::take(const Allocation& a) {

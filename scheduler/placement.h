@@ -31,6 +31,7 @@ class FreeMap {
 
  private:
   void set_free(int node, int gpus);
+  void mark(int node, int gpus, bool on);
 
   const ClusterState* m_cluster;
   const std::vector<unsigned>* m_tie;

@@ -109,7 +109,8 @@ std::vector<Target> keep_running(const Context& ctx) {
 ClusterTotals::ClusterTotals(const ClusterState& cluster) : types(cluster.gpu_types()), gpus(types.size(), 0) {
   for (const Node& n : cluster.nodes) {
     all += n.capacity;
-    gpus[std::lower_bound(types.begin(), types.end(), n.gpu) - types.begin()] += n.capacity;
+    auto t = std::lower_bound(types.begin(), types.end(), n.gpu);
+    if (t != types.end() && *t == n.gpu) gpus[t - types.begin()] += n.capacity;
   }
 }
 

@@ -56,8 +56,8 @@ Result<void> check_invariants(const ClusterState& cluster, const std::vector<Job
   return {};
 }
 
-// The same seed gives the same permutation in every round and every driver.
-// The same permutation every round of a cluster and seed: drawn once.
+// The same seed gives the same permutation in every round and every driver: drawn once per
+// cluster size and seed.
 static const std::vector<unsigned>& tie_ranks(size_t n, uint64_t seed) {
   thread_local std::vector<unsigned> r;
   thread_local std::optional<std::pair<size_t, uint64_t>> drawn;

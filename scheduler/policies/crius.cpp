@@ -344,8 +344,9 @@ bool Round::fit(size_t i, bool& searched) {
 // of every running job's options each time (the largest gain; the first job, type and count on
 // a tie), without the scan. Each option sits in a heap under a bound of its gain: first the
 // fastest allowed shape of its type and count as if it placed; once evaluated, its gain then,
-// which stays a bound while its type only loses free GPUs (fewer shapes place). A type that
-// gets GPUs back (a job leaves it) puts its options back under the first bound. Each step
+// which stays a bound while no node of its type gets GPUs back (fewer shapes place). The type
+// an upgraded job leaves nodes of (another type, or the same on other nodes) puts its options
+// back under the first bound. Each step
 // evaluates options in bound order until the best gain beats every bound left; a budget of
 // evaluations (kUpgradeEvaluations) ends the pass on the largest clusters.
 void Round::upgrade() {
@@ -458,7 +459,8 @@ void Round::upgrade() {
       const Option& o = options[e.option];
       // None left can win: a lower bound, or an equal one after the best on a tie (equal bounds
       // come in (job, type, count) order).
-      if (e.bound < best_gain || (best && e.bound == best_gain && options[*best].order() < o.order())) break;
+      if (e.bound <= 0 || e.bound < best_gain || (best && e.bound == best_gain && options[*best].order() < o.order()))
+        break;
       std::pop_heap(h->begin(), h->end(), lower);
       h->pop_back();
       const double gain = evaluate(o, nullptr);
@@ -481,11 +483,10 @@ void Round::upgrade() {
     set(i, *to, "upgrade: " + std::to_string(to->shape.gpus()) + " " + to->shape.gpu);
     for (size_t k : of_job[i]) generation[k] = -1;
     of_job[i].clear();
-    // The type it left has GPUs back: its options may gain again.
-    if (from.shape.gpu != to->shape.gpu) {
-      const int t = static_cast<int>(std::find(types.begin(), types.end(), from.shape.gpu) - types.begin());
-      if (t < static_cast<int>(types.size())) rebuild(t);
-    }
+    // The nodes it left have GPUs back, even where it doubled on its type: the options of that
+    // type may gain again.
+    const int t = static_cast<int>(std::find(types.begin(), types.end(), from.shape.gpu) - types.begin());
+    if (t < static_cast<int>(types.size())) rebuild(t);
     offer(i);
   }
 }
