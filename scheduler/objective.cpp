@@ -5,23 +5,34 @@
 
 namespace crius::scheduler {
 
+namespace {
+double value(const CellOption& o, bool per_gpu) { return per_gpu ? o.speed / std::max(1, o.gpus) : o.speed; }
+// `a` goes before `b`: more value, then fewer GPUs (the earlier option keeps a full tie).
+bool preferred(const CellOption& a, const CellOption& b, bool per_gpu) {
+  const double va = value(a, per_gpu), vb = value(b, per_gpu);
+  return va > vb || (va == vb && a.gpus < b.gpus);
+}
+}  // namespace
+
+bool efficient(Objective objective, bool others_wait) {
+  return objective == Objective::efficiency || (objective == Objective::adaptive && others_wait);
+}
+
 std::optional<std::size_t> choose_cell(const std::vector<CellOption>& options, Objective objective,
                                        bool others_wait) {
-  if (options.empty()) return std::nullopt;
-  auto per_gpu = [&](std::size_t i) { return options[i].speed / std::max(1, options[i].gpus); };
-  // The best by `value`, then fewer GPUs; the earlier option keeps a full tie.
-  auto pick = [&](auto value) {
-    std::optional<std::size_t> best;
-    for (std::size_t i = 0; i < options.size(); ++i) {
-      if (!best || value(i) > value(*best) ||
-          (value(i) == value(*best) && options[i].gpus < options[*best].gpus))
-        best = i;
-    }
-    return best;
-  };
-  auto speed = [&](std::size_t i) { return options[i].speed; };
-  const bool efficient = objective == Objective::efficiency || (objective == Objective::adaptive && others_wait);
-  return efficient ? pick(per_gpu) : pick(speed);
+  const bool per_gpu = efficient(objective, others_wait);
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < options.size(); ++i)
+    if (!best || preferred(options[i], options[*best], per_gpu)) best = i;
+  return best;
+}
+
+std::vector<std::size_t> preference_order(const std::vector<CellOption>& options, bool per_gpu) {
+  std::vector<std::size_t> order(options.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return preferred(options[a], options[b], per_gpu); });
+  return order;
 }
 
 const char* to_string(Objective o) {

@@ -30,6 +30,12 @@ struct CellOption {
 std::optional<std::size_t> choose_cell(const std::vector<CellOption>& options, Objective objective,
                                        bool others_wait);
 
+// The options in the order the objective prefers them: choose_cell over any subset of `options`
+// takes that subset's first in this order (`per_gpu`: by speed per GPU, else by speed).
+std::vector<std::size_t> preference_order(const std::vector<CellOption>& options, bool per_gpu);
+// The objective takes Cells by speed per GPU (choose_cell's rule).
+bool efficient(Objective objective, bool others_wait);
+
 const char* to_string(Objective o);
 Result<Objective> parse_objective(std::string_view name);  // "adaptive", "throughput", "efficiency"
 

@@ -1,7 +1,8 @@
 // The one policy interface. A policy sees one round (cluster, the active jobs,
 // the time, a throughput source) and returns the allocation it wants each
 // active job to hold; the Scheduler turns that into decisions. Policies keep no
-// state between rounds, so a restarted controller decides the same.
+// state between rounds that decides anything (crius memoises the Cells of each class of jobs),
+// so a restarted controller decides the same.
 #pragma once
 
 #include <algorithm>

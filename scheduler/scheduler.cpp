@@ -7,53 +7,75 @@
 
 namespace crius::scheduler {
 
-static Result<void> check_allocation(const ClusterState& cluster, const Job& job,
-                                     const Allocation& a, ThroughputSource& tput, bool memory) {
-  std::string who = "job " + job.name + ": ";
+namespace {
+
+// A job's allocation to check, and whether its Cell's memory is checked too.
+struct Held {
+  const Job* job;
+  const Allocation* alloc;
+  bool memory;
+};
+
+Result<void> check_allocation(const ClusterState& cluster, const Job& job, const Allocation& a,
+                              ThroughputSource& tput, bool memory) {
+  auto who = [&] { return "job " + job.name + ": "; };
   if (a.partition < 0 || a.partition >= static_cast<int>(cluster.partitions.size()))
-    return make_error(who + "allocation names no partition");
+    return make_error(who() + "allocation names no partition");
   if (static_cast<int>(a.node_ids.size()) != a.shape.nodes || a.shape.gpus_per_node <= 0)
-    return make_error(who + "allocation does not match its Cell shape");
+    return make_error(who() + "allocation does not match its Cell shape");
   const Partition& part = cluster.partitions[a.partition];
-  if (a.shape.gpu != part.gpu) return make_error(who + "Cell GPU type differs from its partition");
+  if (a.shape.gpu != part.gpu) return make_error(who() + "Cell GPU type differs from its partition");
   for (int id : a.node_ids) {
     if (id < 0 || id >= static_cast<int>(cluster.nodes.size()))
-      return make_error(who + "allocation names an unknown node");
+      return make_error(who() + "allocation names an unknown node");
     const Node& n = cluster.nodes[id];
     if (n.partition != a.partition || n.gpu != a.shape.gpu)
-      return make_error(who + "allocation mixes partitions or GPU types (node " + n.name + ")");
+      return make_error(who() + "allocation mixes partitions or GPU types (node " + n.name + ")");
   }
   if (!memory) return {};
   Perf p = tput.best(job.model, job.global_batch, a.shape, job.runtime);
   if (!p.feasible)
-    return make_error(who + "Cell " + a.shape.gpu + " " + std::to_string(a.shape.nodes) + "x" +
+    return make_error(who() + "Cell " + a.shape.gpu + " " + std::to_string(a.shape.nodes) + "x" +
                       std::to_string(a.shape.gpus_per_node) + " is not feasible: " + p.why);
   return {};
 }
 
-Result<void> check_invariants(const ClusterState& cluster, const std::vector<Job>& jobs,
-                              ThroughputSource& tput,
-                              const std::function<bool(const Job&)>& memory_check_for) {
+// Each allocation on its own, then no node given more GPUs than it has.
+Result<void> check_held(const ClusterState& cluster, const std::vector<Held>& held, ThroughputSource& tput) {
   std::vector<int> used(cluster.nodes.size(), 0);
-  for (const Job& j : jobs) {
-    if (j.state != JobState::running) {
-      if (!j.alloc.empty()) return make_error("job " + j.name + ": not running but holds GPUs");
-      continue;
+  std::vector<std::size_t> listed_by(cluster.nodes.size(), held.size());  // the last allocation listing it
+  for (std::size_t k = 0; k < held.size(); ++k) {
+    const Allocation& a = *held[k].alloc;
+    if (auto r = check_allocation(cluster, *held[k].job, a, tput, held[k].memory); !r) return r;
+    for (int id : a.node_ids) {
+      if (listed_by[id] == k)
+        return make_error("job " + held[k].job->name + ": a node is listed twice in its allocation");
+      listed_by[id] = k;
+      used[id] += a.shape.gpus_per_node;
     }
-    if (j.alloc.empty()) return make_error("job " + j.name + ": running without GPUs");
-    bool memory = !memory_check_for || memory_check_for(j);
-    if (auto r = check_allocation(cluster, j, j.alloc, tput, memory); !r) return r;
-    std::vector<int> ids = j.alloc.node_ids;
-    std::sort(ids.begin(), ids.end());
-    if (std::adjacent_find(ids.begin(), ids.end()) != ids.end())
-      return make_error("job " + j.name + ": a node is listed twice in its allocation");
-    for (int id : ids) used[id] += j.alloc.shape.gpus_per_node;
   }
   for (size_t i = 0; i < used.size(); ++i)
     if (used[i] > cluster.nodes[i].capacity)
       return make_error("node " + cluster.nodes[i].name + ": " + std::to_string(used[i]) +
                         " GPUs given, capacity " + std::to_string(cluster.nodes[i].capacity));
   return {};
+}
+
+}  // namespace
+
+Result<void> check_invariants(const ClusterState& cluster, const std::vector<Job>& jobs,
+                              ThroughputSource& tput,
+                              const std::function<bool(const Job&)>& memory_check_for) {
+  std::vector<Held> held;
+  for (const Job& j : jobs) {
+    if (j.state != JobState::running) {
+      if (!j.alloc.empty()) return make_error("job " + j.name + ": not running but holds GPUs");
+      continue;
+    }
+    if (j.alloc.empty()) return make_error("job " + j.name + ": running without GPUs");
+    held.push_back(Held{&j, &j.alloc, !memory_check_for || memory_check_for(j)});
+  }
+  return check_held(cluster, held, tput);
 }
 
 // The same seed gives the same permutation in every round and every driver: drawn once per
@@ -202,34 +224,25 @@ Result<std::vector<Decision>> Scheduler::decide(const ClusterState& whole,
   // Validate the whole target state before emitting anything.
   // A job left where it runs is not re-checked for memory: a live cluster may
   // hold jobs the estimator would not have placed, and that is not this round's doing.
-  std::vector<Job> after;
-  std::vector<bool> changed;
-  after.reserve(ctx.jobs.size());
-  for (size_t i = 0; i < ctx.jobs.size(); ++i) {
-    Job j = *ctx.jobs[i];
-    j.alloc = targets[i].alloc;
-    j.state = j.alloc.empty() ? JobState::pending : JobState::running;
-    changed.push_back(!(j.alloc == ctx.jobs[i]->alloc));
-    j.id = static_cast<int>(i);  // index into `changed`
-    after.push_back(std::move(j));
-  }
-  auto memory_check_for = [&](const Job& j) { return changed[j.id]; };
-  if (auto r = check_invariants(cluster, after, m_tput, memory_check_for); !r)
-    return make_error("policy " + m_policy.name() + ": " + r.error());
+  std::vector<Held> held;
+  for (size_t i = 0; i < ctx.jobs.size(); ++i)
+    if (!targets[i].alloc.empty())
+      held.push_back(Held{ctx.jobs[i], &targets[i].alloc, !(targets[i].alloc == ctx.jobs[i]->alloc)});
+  if (auto r = check_held(cluster, held, m_tput); !r) return make_error("policy " + m_policy.name() + ": " + r.error());
 
   std::vector<Decision> preempts, changes, starts;
   for (size_t i = 0; i < ctx.jobs.size(); ++i) {
     const Job& j = *ctx.jobs[i];
     Target& t = targets[i];
+    const bool was = j.state == JobState::running;
+    if (t.alloc.empty() ? !was : was && j.alloc == t.alloc) continue;  // no change
     Decision d;
     d.job = j.id;
-    d.target = t.alloc;
+    d.target = std::move(t.alloc);
     d.opportunistic = t.opportunistic;
-    d.reason = t.reason;
-    if (!t.alloc.empty()) d.target.shape.stages = m_tput.best(j.model, j.global_batch, t.alloc.shape, j.runtime).stages;
-    bool was = j.state == JobState::running;
-    if (!was && t.alloc.empty()) continue;
-    if (was && t.alloc.empty()) {
+    d.reason = std::move(t.reason);
+    if (!d.target.empty()) d.target.shape.stages = m_tput.best(j.model, j.global_batch, d.target.shape, j.runtime).stages;
+    if (d.target.empty()) {
       d.kind = Decision::Kind::preempt;
       if (d.reason.empty()) d.reason = "preempted";
       preempts.push_back(std::move(d));
@@ -237,9 +250,8 @@ Result<std::vector<Decision>> Scheduler::decide(const ClusterState& whole,
       d.kind = Decision::Kind::start;
       if (d.reason.empty()) d.reason = "start";
       starts.push_back(std::move(d));
-    } else if (!(j.alloc == t.alloc)) {
-      d.kind = j.alloc.shape.gpus() != t.alloc.shape.gpus() ? Decision::Kind::resize
-                                                            : Decision::Kind::move;
+    } else {
+      d.kind = j.alloc.shape.gpus() != d.target.shape.gpus() ? Decision::Kind::resize : Decision::Kind::move;
       if (d.reason.empty()) d.reason = d.kind == Decision::Kind::resize ? "resize" : "move";
       changes.push_back(std::move(d));
     }

@@ -166,6 +166,8 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
     std::erase_if(queue, [&](size_t q) { return jobs[q].state != JobState::pending; });
   };
 
+  std::vector<Perf> speed(jobs.size());                // of each running job, on its Cell
+  std::vector<double> speed_since(jobs.size(), -1);  // the last_start it was looked up at
   std::int64_t rounds = 0;
   while (closed < jobs.size()) {
     if (++rounds > options.max_rounds)
@@ -243,7 +245,8 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
       slurm_pass(now);
     }
     if (options.check_invariants) {
-      Result<void> inv = check_invariants(cluster, jobs, tput);
+      // A Cell's memory is checked when a job gets it (start, move or resize: last_start).
+      Result<void> inv = check_invariants(cluster, jobs, tput, [&](const Job& j) { return j.last_start == now; });
       if (!inv) return make_error("round at t=" + std::to_string(now) + ": " + inv.error());
     }
 
@@ -256,7 +259,12 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
       if (j.state != JobState::running) continue;
       ++running;
       busy += j.alloc.shape.gpus();
-      Perf p = truth.best(j.model, j.global_batch, j.alloc.shape, j.runtime);
+      // Its speed, looked up again only when it got another Cell (last_start).
+      if (speed_since[j.id] != j.last_start) {
+        speed[j.id] = truth.best(j.model, j.global_batch, j.alloc.shape, j.runtime);
+        speed_since[j.id] = j.last_start;
+      }
+      const Perf& p = speed[j.id];
       if (!p.feasible) {  // the policy believed it fits; measured, it runs out of memory: it fails
         res.unrunnable.push_back("job " + j.name + ": failed on " + j.alloc.shape.gpu + " " +
                                  std::to_string(j.alloc.shape.nodes) + "x" + std::to_string(j.alloc.shape.gpus_per_node) +

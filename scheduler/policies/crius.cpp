@@ -3,7 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
+#include <cstdint>
+#include <limits>
+#include <string>
 #include <tuple>
+#include <unordered_map>
 
 namespace crius::scheduler {
 
@@ -15,12 +20,87 @@ struct Candidate {
   double score;  // normalised Cell-optimal speed
 };
 
+// A job's Cells to choose from, with the orders the objectives take them in
+// (preference_order): the first of an order that places now is the objective's choice.
+struct Cands {
+  std::vector<Candidate> list;
+  std::vector<std::size_t> by_speed, by_per_gpu;
+  bool empty() const { return list.empty(); }
+};
+
+Cands ordered(std::vector<Candidate> list) {
+  std::vector<CellOption> options;
+  for (const Candidate& c : list) options.push_back({c.score, c.shape.gpus()});
+  return Cands{std::move(list), preference_order(options, false), preference_order(options, true)};
+}
+
+}  // namespace
+
+// What a round asks of a job's Cells depends only on its class (model, batch, runtime,
+// request and the resource manager's bounds) and the cluster's shapes: listed once per class
+// and kept while the cluster, the speeds and the options stay (a memo; decisions are those of
+// listing them every round).
+struct CriusPolicy::Memo {
+  struct Key {
+    std::string model, req_gpu;
+    int batch, runtime, req_gpus, cap, max_nodes;
+    std::vector<int> partition_max_nodes;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      std::size_t h = std::hash<std::string>()(k.model) ^ (std::hash<std::string>()(k.req_gpu) << 1);
+      for (int v : {k.batch, k.runtime, k.req_gpus, k.cap, k.max_nodes}) h = h * 1000003 + static_cast<std::size_t>(v);
+      for (int v : k.partition_max_nodes) h = h * 31 + static_cast<std::size_t>(v + 1);
+      return h;
+    }
+  };
+  struct Class {
+    double ref = 1;  // the speed the scores are normalised by
+    // Cells of at most kMaxScale x the request, and (listed where asked) of any size (the job's
+    // bounds apply): best score first, then fewer GPUs, then fewer nodes.
+    Cands scaled;
+    std::optional<Cands> all;
+    // Of `count` GPUs of a type: the allowed, memory-feasible shapes in shapes_for's order
+    // (score: the speed), and the fastest speed of them (0: none).
+    struct Shapes {
+      std::vector<Candidate> list;
+      double fastest = 0;
+    };
+    std::unordered_map<std::uint64_t, Shapes> shapes;  // by (type, count)
+  };
+  // What the memo was listed for: the cluster's shapes (partitions, and the GPU counts of each
+  // type: counts_for its total), the speeds, the options.
+  struct Signature {
+    const ThroughputSource* tput = nullptr;
+    std::vector<std::tuple<std::string, int, int>> partitions;  // gpu, nodes, gpus per node
+    std::vector<std::string> types;
+    std::vector<int> largest_count;  // per type
+    int max_gpus = 0;
+    bool operator==(const Signature&) const = default;
+  };
+  Signature signature;
+  std::unordered_map<Key, Class, KeyHash> classes;
+
+  void keep_for(const Context& ctx) {
+    Signature now{&ctx.tput, {}, ctx.totals.types, {}, ctx.options.max_gpus};
+    for (const Partition& p : ctx.cluster.partitions) now.partitions.emplace_back(p.gpu, p.nodes, p.gpus_per_node);
+    for (int total : ctx.totals.gpus) now.largest_count.push_back(total > 0 ? counts_for(total).back() : 0);
+    if (now == signature) return;
+    signature = std::move(now);
+    classes.clear();
+  }
+};
+
+namespace {
+
 // The state of one round of the crius policy.
 class Round {
  public:
-  Round(const Context& ctx, const PolicyOptions& opt)
-      : m_ctx(ctx), m_opt(opt), m_targets(keep_running(ctx)), m_free(taken(ctx, m_targets)),
-        m_ref(ctx.jobs.size(), -1) {
+  Round(const Context& ctx, const PolicyOptions& opt, CriusPolicy::Memo& memo)
+      : m_ctx(ctx), m_opt(opt), m_memo(memo), m_targets(keep_running(ctx)), m_free(taken(ctx, m_targets)),
+        m_class(ctx.jobs.size(), nullptr) {
+    memo.keep_for(ctx);
     for (const Job* j : ctx.jobs) m_unplaced += j->state == JobState::pending;
   }
 
@@ -28,26 +108,34 @@ class Round {
   std::optional<PlacedShape> arrive(size_t i, int waiting);
 
  private:
+  using Class = CriusPolicy::Memo::Class;
   const Job& job(size_t i) const { return *m_ctx.jobs[i]; }
   double speed(size_t i, const Cell& s) const { return decision_speed(m_ctx, job(i), s, false); }
-  double ref(size_t i);
+  Class& job_class(size_t i);
+  double ref(size_t i) { return job_class(i).ref; }
   double score(size_t i, const Allocation& a) {
     return a.empty() ? 0 : std::max(0.0, speed(i, a.shape)) / ref(i);
   }
-  // Every memory-feasible Cell of at most max_gpus GPUs, best score first.
-  std::vector<Candidate> candidates(size_t i, int max_gpus);
-  std::vector<Candidate> raw_candidates(size_t i, int max_gpus) const;  // score = speed
-  std::optional<Allocation> best_fit(const std::vector<Candidate>& cands) const;
+  // Every memory-feasible Cell of the job the resource manager allows, of at most
+  // kMaxScale x its request where there are such (else of any size), and of any size.
+  const Cands& fit_candidates(size_t i) {
+    const Class& c = job_class(i);
+    return c.scaled.empty() ? all_candidates(i) : c.scaled;
+  }
+  const Cands& all_candidates(size_t i);
+  std::vector<Candidate> listed(size_t i, int most) const;
+  // The shapes of `count` GPUs of type `type` (index in gpu_types()) the job is allowed.
+  const Class::Shapes& shapes(size_t i, int type, int count);
+  std::optional<Allocation> best_fit(const Cands& cands) const;
   // The Cell the objective takes among `cands` that place now (throughput: best_fit), and the
   // one it takes where none places (the job's ideal). For job m_job, whose decision it is.
-  std::optional<Allocation> pick_fit(const std::vector<Candidate>& cands) const;
-  const Candidate& ideal(const std::vector<Candidate>& cands) const;
+  std::optional<Allocation> pick_fit(const Cands& cands) const;
+  const Candidate& ideal(const Cands& cands) const;
   // Another pending job than m_job waits for GPUs: not placed (yet) in this round.
   bool others_wait() const;
-  std::optional<Allocation> place_on(size_t i, const std::string& gpu, int gpus) const {
-    if (const int cap = m_ctx.max_gpus(job(i)); cap > 0 && gpus > cap) return std::nullopt;
-    return place_best(m_ctx, m_free, job(i), gpu, gpus, false);
-  }
+  // The fastest shape of `gpus` GPUs of `gpu` the job is allowed that places now (place_best),
+  // and its speed.
+  std::optional<Allocation> place_on(size_t i, const std::string& gpu, int gpus, double* speed = nullptr);
   double restart_s(const Allocation& next) const { return restart_cost(m_opt, true, next.shape.gpus()); }
   double restart_penalty(size_t i, const Allocation& next) {
     return job(i).state == JobState::running ? score(i, next) * restart_s(next) / m_opt.interval_s : 0;
@@ -59,13 +147,13 @@ class Round {
   bool restarts(size_t i) const { return job(i).state == JobState::running || job(i).first_start >= 0; }
   // The Cells of `cands` on which job i, started or moved now, meets its deadline:
   // the fewest GPUs first (they leave the most to others), then the best score.
-  std::vector<Candidate> meeting(size_t i, const std::vector<Candidate>& cands) const;
-  bool can_meet(size_t i) { return !meeting(i, candidates(i, m_ctx.total_gpus())).empty(); }
+  Cands meeting(size_t i, const Cands& cands) const;
+  bool can_meet(size_t i) { return !meeting(i, all_candidates(i)).empty(); }
   bool fit_deadline(size_t i, bool& searched);
   void rescue_deadline(size_t i);
   bool fit(size_t i, bool& searched);
-  bool search(size_t i, const std::vector<Candidate>& cands, double floor);
-  bool preempt_for_head(size_t i, const std::vector<Candidate>& cands);
+  bool search(size_t i, const Cands& cands, double floor);
+  bool preempt_for_head(size_t i, const Cands& cands);
   void upgrade();
   // Every change of a target goes through here, which keeps m_unplaced.
   void set(size_t i, const Allocation& a, std::string reason) {
@@ -76,47 +164,29 @@ class Round {
 
   const Context& m_ctx;
   const PolicyOptions& m_opt;
+  CriusPolicy::Memo& m_memo;
   std::vector<Target> m_targets;
   FreeMap m_free;
-  std::vector<double> m_ref;
+  std::vector<Class*> m_class;  // per job, once looked up
   int m_unplaced = 0;   // pending jobs without a target (yet)
   size_t m_job = 0;     // the job whose Cell is being chosen
   int m_waiting = -1;   // arrive: others waiting, as job_submit knows it (-1: m_unplaced's)
 };
 
-double Round::ref(size_t i) {
-  if (m_ref[i] > 0) return m_ref[i];
-  const Job& j = job(i);
-  double r = -1;
-  for (const PlacedShape& ps : shapes_for(m_ctx.cluster, j.req_gpu, j.req_gpus))
-    r = std::max(r, speed(i, ps.shape));
-  if (r <= 0) {  // the request itself cannot run: compare with its best small-enough Cell
-    for (const Candidate& c : raw_candidates(i, j.req_gpus)) r = std::max(r, c.score);
-  }
-  if (r <= 0) r = 1;
-  return m_ref[i] = r;
-}
-
-std::vector<Candidate> Round::candidates(size_t i, int max_gpus) {
-  std::vector<Candidate> out = raw_candidates(i, max_gpus);
-  double r = ref(i);
-  for (Candidate& c : out) c.score /= r;
-  return out;
-}
-
-std::vector<Candidate> Round::raw_candidates(size_t i, int max_gpus) const {
-  if (const int cap = m_ctx.max_gpus(job(i)); cap > 0) max_gpus = std::min(max_gpus, cap);
+// Every allowed, memory-feasible Cell of job i of at most `most` GPUs, by speed (in `score`):
+// best first; among equals fewer GPUs, then fewer nodes.
+std::vector<Candidate> Round::listed(size_t i, int most) const {
+  if (const int cap = m_ctx.max_gpus(job(i)); cap > 0) most = std::min(most, cap);
   std::vector<Candidate> out;
   for (const std::string& gpu : m_ctx.gpu_types())
-    for (int c : counts_for(m_ctx.total_gpus(gpu))) {
-      if (c > max_gpus) break;
-      for (const PlacedShape& ps : shapes_for(m_ctx.cluster, gpu, c)) {
+    for (int n : counts_for(m_ctx.total_gpus(gpu))) {
+      if (n > most) break;
+      for (const PlacedShape& ps : shapes_for(m_ctx.cluster, gpu, n)) {
         if (!m_ctx.allowed(job(i), ps.partition, ps.shape)) continue;
         double s = speed(i, ps.shape);
         if (s > 0) out.push_back(Candidate{ps.partition, ps.shape, s});
       }
     }
-  // Best score first; among equals fewer GPUs, then fewer nodes.
   std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
     if (a.score != b.score) return a.score > b.score;
     if (a.shape.gpus() != b.shape.gpus()) return a.shape.gpus() < b.shape.gpus();
@@ -125,8 +195,74 @@ std::vector<Candidate> Round::raw_candidates(size_t i, int max_gpus) const {
   return out;
 }
 
-std::optional<Allocation> Round::best_fit(const std::vector<Candidate>& cands) const {
-  for (const Candidate& c : cands)
+Round::Class& Round::job_class(size_t i) {
+  if (m_class[i]) return *m_class[i];
+  const Job& j = job(i);
+  CriusPolicy::Memo::Key key{j.model,    j.req_gpu,           j.global_batch, j.runtime ? static_cast<int>(*j.runtime) : -1,
+                             j.req_gpus, m_ctx.max_gpus(j), j.max_nodes,    j.partition_max_nodes};
+  auto [at, fresh] = m_memo.classes.try_emplace(std::move(key));
+  Class& c = at->second;
+  m_class[i] = &c;
+  if (!fresh) return c;
+  std::vector<Candidate> scaled = listed(i, CriusPolicy::kMaxScale * std::max(1, j.req_gpus));
+  // Scores are normalised by the speed of what the job requested; where the request itself
+  // cannot run, by its best Cell of at most as many GPUs.
+  double r = -1;
+  for (const PlacedShape& ps : shapes_for(m_ctx.cluster, j.req_gpu, j.req_gpus)) r = std::max(r, speed(i, ps.shape));
+  if (r <= 0)
+    for (const Candidate& a : scaled)
+      if (a.shape.gpus() <= j.req_gpus) r = std::max(r, a.score);
+  c.ref = r > 0 ? r : 1;
+  for (Candidate& a : scaled) a.score /= c.ref;
+  c.scaled = ordered(std::move(scaled));
+  return c;
+}
+
+const Cands& Round::all_candidates(size_t i) {
+  Class& c = job_class(i);
+  if (!c.all) {
+    std::vector<Candidate> all = listed(i, std::numeric_limits<int>::max());
+    for (Candidate& a : all) a.score /= c.ref;
+    c.all = ordered(std::move(all));
+  }
+  return *c.all;
+}
+
+const Round::Class::Shapes& Round::shapes(size_t i, int type, int count) {
+  Class& c = job_class(i);
+  const std::uint64_t key = (static_cast<std::uint64_t>(type) << 32) | static_cast<std::uint32_t>(count);
+  auto [at, fresh] = c.shapes.try_emplace(key);
+  Class::Shapes& out = at->second;
+  if (fresh)
+    for (const PlacedShape& ps : shapes_for(m_ctx.cluster, m_ctx.gpu_types()[type], count)) {
+      if (!m_ctx.allowed(job(i), ps.partition, ps.shape)) continue;
+      const double s = speed(i, ps.shape);
+      if (s <= 0) continue;
+      out.list.push_back(Candidate{ps.partition, ps.shape, s});
+      out.fastest = std::max(out.fastest, s);
+    }
+  return out;
+}
+
+std::optional<Allocation> Round::place_on(size_t i, const std::string& gpu, int gpus, double* speed) {
+  const std::vector<std::string>& types = m_ctx.gpu_types();
+  const auto t = std::find(types.begin(), types.end(), gpu);
+  if (t == types.end() || gpus <= 0) return std::nullopt;
+  std::optional<Allocation> best;
+  double best_speed = 0;
+  for (const Candidate& c : shapes(i, static_cast<int>(t - types.begin()), gpus).list) {
+    if (c.score <= best_speed * (1 + 1e-9)) continue;
+    if (auto a = m_free.place(c.partition, c.shape)) {
+      best = std::move(a);
+      best_speed = c.score;
+    }
+  }
+  if (speed) *speed = best_speed;
+  return best;
+}
+
+std::optional<Allocation> Round::best_fit(const Cands& cands) const {
+  for (const Candidate& c : cands.list)
     if (auto a = m_free.place(c.partition, c.shape)) return a;
   return std::nullopt;
 }
@@ -137,24 +273,17 @@ bool Round::others_wait() const {
   return m_unplaced - int(self) > 0;
 }
 
-std::optional<Allocation> Round::pick_fit(const std::vector<Candidate>& cands) const {
+// choose_cell over the Cells that place: the first of the objective's order that places.
+std::optional<Allocation> Round::pick_fit(const Cands& cands) const {
   if (m_opt.objective == Objective::throughput) return best_fit(cands);
-  std::vector<Allocation> placed;
-  std::vector<CellOption> options;
-  for (const Candidate& c : cands)
-    if (auto a = m_free.place(c.partition, c.shape)) {
-      placed.push_back(std::move(*a));
-      options.push_back({c.score, c.shape.gpus()});
-    }
-  if (auto k = choose_cell(options, m_opt.objective, others_wait())) return placed[*k];
+  for (std::size_t k : efficient(m_opt.objective, others_wait()) ? cands.by_per_gpu : cands.by_speed)
+    if (auto a = m_free.place(cands.list[k].partition, cands.list[k].shape)) return a;
   return std::nullopt;
 }
 
 // Where nothing places, the job waits: adaptive waits in its most efficient Cell.
-const Candidate& Round::ideal(const std::vector<Candidate>& cands) const {
-  std::vector<CellOption> options;
-  for (const Candidate& c : cands) options.push_back({c.score, c.shape.gpus()});
-  return cands[choose_cell(options, m_opt.objective, true).value_or(0)];
+const Candidate& Round::ideal(const Cands& cands) const {
+  return cands.list[(efficient(m_opt.objective, true) ? cands.by_per_gpu : cands.by_speed)[0]];
 }
 
 bool Round::finishes_by_deadline(size_t i, const Cell& s, bool restart) const {
@@ -164,21 +293,21 @@ bool Round::finishes_by_deadline(size_t i, const Cell& s, bool restart) const {
   return m_ctx.now + (restart ? restart_cost(m_opt, true, s.gpus()) : 0) + run <= job(i).deadline;
 }
 
-std::vector<Candidate> Round::meeting(size_t i, const std::vector<Candidate>& cands) const {
+Cands Round::meeting(size_t i, const Cands& cands) const {
   std::vector<Candidate> out;
-  for (const Candidate& c : cands)
+  for (const Candidate& c : cands.list)
     if (finishes_by_deadline(i, c.shape, restarts(i))) out.push_back(c);
   std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
     if (a.shape.gpus() != b.shape.gpus()) return a.shape.gpus() < b.shape.gpus();
     return a.score > b.score;
   });
-  return out;
+  return ordered(std::move(out));
 }
 
 // A pending job with a deadline: the fewest GPUs that meet it and place now, else (once per
 // round's search budget) a change of one running job that makes room for such a Cell.
 bool Round::fit_deadline(size_t i, bool& searched) {
-  std::vector<Candidate> meet = meeting(i, candidates(i, m_ctx.total_gpus()));
+  const Cands meet = meeting(i, all_candidates(i));
   if (meet.empty()) return false;
   if (auto a = best_fit(meet)) {
     m_free.take(*a);
@@ -196,7 +325,7 @@ void Round::rescue_deadline(size_t i) {
   const Allocation old = m_targets[i].alloc;
   if (old.empty() || !has_deadline(i) || finishes_by_deadline(i, old.shape, false)) return;
   m_free.give(old);
-  std::optional<Allocation> a = best_fit(meeting(i, candidates(i, m_ctx.total_gpus())));
+  std::optional<Allocation> a = best_fit(meeting(i, all_candidates(i)));
   if (a && !(*a == old)) {
     m_free.take(*a);
     set(i, *a, "moved to meet its deadline on " + std::to_string(a->shape.gpus()) + " " + a->shape.gpu);
@@ -208,15 +337,18 @@ void Round::rescue_deadline(size_t i) {
 // The bounded search for a job that does not fit well: change one running job
 // (shrink it, move it to another GPU type, or migrate it on its type) if the
 // total normalised speed gains more than starting the job where it fits now.
-bool Round::search(size_t i, const std::vector<Candidate>& cands, double floor) {
+bool Round::search(size_t i, const Cands& cands, double floor) {
   std::vector<size_t> running;
   for (size_t k = 0; k < m_targets.size(); ++k)
     if (k != i && !m_targets[k].alloc.empty()) running.push_back(k);
-  std::stable_sort(running.begin(), running.end(), [&](size_t a, size_t b) {
-    return m_targets[a].alloc.shape.gpus() > m_targets[b].alloc.shape.gpus();
-  });
-  if (running.size() > static_cast<size_t>(CriusPolicy::kSearchJobs))
-    running.resize(CriusPolicy::kSearchJobs);
+  // The kSearchJobs largest, in queue order among equals.
+  const size_t tried = std::min(running.size(), static_cast<size_t>(CriusPolicy::kSearchJobs));
+  std::partial_sort(running.begin(), running.begin() + static_cast<std::ptrdiff_t>(tried), running.end(),
+                    [&](size_t a, size_t b) {
+                      const int ga = m_targets[a].alloc.shape.gpus(), gb = m_targets[b].alloc.shape.gpus();
+                      return ga != gb ? ga > gb : a < b;
+                    });
+  running.resize(tried);
 
   double best_gain = floor + 1e-9;
   std::optional<std::pair<size_t, Allocation>> best_other;
@@ -280,7 +412,7 @@ bool Round::search(size_t i, const std::vector<Candidate>& cands, double floor) 
 }
 
 // The blocked queue head takes GPUs back from opportunistic jobs, latest first.
-bool Round::preempt_for_head(size_t i, const std::vector<Candidate>& cands) {
+bool Round::preempt_for_head(size_t i, const Cands& cands) {
   std::vector<size_t> opp;
   for (size_t k = 0; k < m_targets.size(); ++k)
     if (!m_targets[k].alloc.empty() && m_targets[k].opportunistic) opp.push_back(k);
@@ -316,8 +448,7 @@ bool Round::preempt_for_head(size_t i, const std::vector<Candidate>& cands) {
 bool Round::fit(size_t i, bool& searched) {
   m_job = i;
   if (has_deadline(i) && fit_deadline(i, searched)) return true;
-  std::vector<Candidate> cands = candidates(i, CriusPolicy::kMaxScale * std::max(1, job(i).req_gpus));
-  if (cands.empty()) cands = candidates(i, m_ctx.total_gpus());
+  const Cands& cands = fit_candidates(i);
   if (cands.empty()) return false;
   std::optional<Allocation> now = pick_fit(cands);
   double now_score = now ? score(i, *now) : 0;
@@ -396,11 +527,12 @@ void Round::upgrade() {
     }
     return best;
   };
+  std::vector<double> s_held(m_targets.size(), 0);  // each job's speed where it is (offer)
   auto offer = [&](size_t i) {
     const Allocation& old = m_targets[i].alloc;
     if (old.empty()) return;
     const Job& j = job(i);
-    const double s_old = speed(i, old.shape);
+    const double s_old = s_held[i] = speed(i, old.shape);
     if (s_old <= 0) return;
     const double left_old = j.remaining() * j.global_batch / s_old;
     const int cap = m_ctx.max_gpus(j);
@@ -408,9 +540,7 @@ void Round::upgrade() {
       for (int doubled : {0, 1}) {
         const int c = doubled ? 2 * old.shape.gpus() : old.shape.gpus();
         if ((types[t] == old.shape.gpu && !doubled) || (cap > 0 && c > cap)) continue;
-        double s_max = 0;
-        for (const PlacedShape& ps : shapes_for(m_ctx.cluster, types[t], c))
-          if (m_ctx.allowed(j, ps.partition, ps.shape)) s_max = std::max(s_max, speed(i, ps.shape));
+        const double s_max = shapes(i, t, c).fastest;
         if (s_max <= 0 || s_max < (doubled ? CriusPolicy::kDoubleGain : 1.05) * s_old) continue;
         const double cost = restart_cost(m_opt, true, c);
         const double restart = j.state == JobState::running ? cost : 0;
@@ -427,15 +557,15 @@ void Round::upgrade() {
   auto evaluate = [&](const Option& o, std::optional<Allocation>* where) -> double {
     const Allocation& old = m_targets[o.i].alloc;
     const Job& j = job(o.i);
-    const double s_old = speed(o.i, old.shape);
+    const double s_old = s_held[o.i];
     const std::string& gpu = types[o.type];
     const int c = o.doubled ? 2 * old.shape.gpus() : old.shape.gpus();
     const bool same_type = gpu == old.shape.gpu;  // its own GPUs count as free
     double gain = 0;
     if (c <= m_free.free_gpus(gpu) + (same_type ? old.shape.gpus() : 0)) {
       if (same_type) m_free.give(old);
-      if (auto a = place_on(o.i, gpu, c)) {
-        const double s_new = speed(o.i, a->shape);
+      double s_new = 0;
+      if (auto a = place_on(o.i, gpu, c, &s_new)) {
         const double cost = restart_s(*a);
         const double restart = j.state == JobState::running ? cost : 0;
         const double saved = j.remaining() * j.global_batch / s_old - (restart + j.remaining() * j.global_batch / s_new);
@@ -516,15 +646,14 @@ std::vector<Target> Round::run() {
     bool placed = fit(i, searched);
     if (searched && !was_searched) ++searches;
     if (!placed && !blocked) {
-      std::vector<Candidate> cands =
-          candidates(i, CriusPolicy::kMaxScale * std::max(1, job(i).req_gpus));
+      const Cands& cands = job_class(i).scaled;
       if (!cands.empty()) placed = preempt_for_head(i, cands);
     }
     if (placed && blocked) m_targets[i].opportunistic = true;
     if (!placed) blocked = true;
   }
   if (!blocked) upgrade();
-  return m_targets;
+  return std::move(m_targets);
 }
 
 // The fit step of a round for one new job, without the search (job_submit moves no one): the
@@ -532,8 +661,7 @@ std::vector<Target> Round::run() {
 std::optional<PlacedShape> Round::arrive(size_t i, int waiting) {
   m_job = i;
   m_waiting = waiting;
-  std::vector<Candidate> cands = candidates(i, CriusPolicy::kMaxScale * std::max(1, job(i).req_gpus));
-  if (cands.empty()) cands = candidates(i, m_ctx.total_gpus());
+  const Cands& cands = fit_candidates(i);
   if (cands.empty()) return std::nullopt;
   if (auto a = pick_fit(cands)) return PlacedShape{a->partition, a->shape};
   const Candidate& c = ideal(cands);
@@ -542,10 +670,13 @@ std::optional<PlacedShape> Round::arrive(size_t i, int waiting) {
 
 }  // namespace
 
-std::vector<Target> CriusPolicy::schedule(const Context& ctx) { return Round(ctx, m_options).run(); }
+CriusPolicy::CriusPolicy(const PolicyOptions& options) : m_options(options), m_memo(std::make_unique<Memo>()) {}
+CriusPolicy::~CriusPolicy() = default;
+
+std::vector<Target> CriusPolicy::schedule(const Context& ctx) { return Round(ctx, m_options, *m_memo).run(); }
 
 std::optional<PlacedShape> CriusPolicy::arrive(const Context& ctx, std::size_t i, int waiting) {
-  return Round(ctx, m_options).arrive(i, waiting);
+  return Round(ctx, m_options, *m_memo).arrive(i, waiting);
 }
 
 }  // namespace crius::scheduler

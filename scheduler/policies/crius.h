@@ -36,14 +36,17 @@ class CriusPolicy final : public Policy {
   // at most 2,155; it ends the upgrade pass on the largest clusters (10,000 jobs on 65,536 GPUs).
   static constexpr long kUpgradeEvaluations = 100'000;
 
-  explicit CriusPolicy(const PolicyOptions& options) : m_options(options) {}
+  explicit CriusPolicy(const PolicyOptions& options);
+  ~CriusPolicy() override;
   std::string name() const override { return "crius"; }
   bool cell_policy() const override { return true; }
   std::vector<Target> schedule(const Context& ctx) override;
   std::optional<PlacedShape> arrive(const Context& ctx, std::size_t i, int waiting) override;
+  struct Memo;  // the Cells of each class of jobs, kept across rounds (crius.cpp)
 
  private:
   PolicyOptions m_options;
+  std::unique_ptr<Memo> m_memo;
 };
 
 }  // namespace crius::scheduler

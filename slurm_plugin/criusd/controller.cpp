@@ -261,6 +261,9 @@ nlohmann::json to_json(const Round& r) {
 struct Controller::Impl {
   sch::EstimatorThroughput estimator;
   sch::CachedThroughput cached;
+  // One policy for every round: what it keeps (crius: the Cells of each class of jobs) is a
+  // memo, which decides nothing.
+  std::unique_ptr<sch::Policy> policy;
   explicit Impl(const estimator::Cluster& c) : estimator(c), cached(estimator, 100'000) {}
 };
 
@@ -724,9 +727,12 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   // Cells that meet --crius-deadline, in Slurm's priority order (crius-sim --deadline-mode
   // also reorders the queue by deadline; criusd does not).
   popts.deadline_cells = true;
-  auto policy = sch::make_policy(m_options.policy, popts);
-  if (!policy) return make_error(policy.error());
-  sch::Scheduler scheduler(**policy, tput, popts);
+  if (!m_impl->policy) {
+    auto policy = sch::make_policy(m_options.policy, popts);
+    if (!policy) return make_error(policy.error());
+    m_impl->policy = std::move(*policy);
+  }
+  sch::Scheduler scheduler(*m_impl->policy, tput, popts);
   auto decided = scheduler.decide(cluster, jobs, now);
   // A policy that fails decides nothing this round; the moves in flight go on, and the report
   // says what is free as the jobs run.

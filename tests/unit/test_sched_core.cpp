@@ -562,6 +562,34 @@ BOOST_AUTO_TEST_CASE(the_objective_rule_fastest_or_most_efficient) {
   BOOST_TEST((cs::PolicyOptions{}.objective == cs::Objective::adaptive), "the default");
 }
 
+// The crius policy takes a job's Cell as the first of preference_order that places: for every
+// subset of the options (those that place), that is choose_cell's choice.
+BOOST_AUTO_TEST_CASE(the_preference_order_is_choose_cell_on_every_subset) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::vector<cs::CellOption> o(1 + rng() % 8);
+    for (auto& x : o) x = {double(1 + rng() % 6), 1 << (rng() % 4)};  // ties in speed and per GPU
+    for (bool per_gpu : {false, true}) {
+      const std::vector<std::size_t> order = cs::preference_order(o, per_gpu);
+      BOOST_TEST_REQUIRE(order.size() == o.size());
+      for (unsigned mask = 1; mask < (1u << o.size()); ++mask) {
+        std::vector<cs::CellOption> subset;
+        std::vector<std::size_t> index;
+        for (std::size_t k = 0; k < o.size(); ++k)
+          if (mask >> k & 1) subset.push_back(o[k]), index.push_back(k);
+        const auto objective = per_gpu ? cs::Objective::efficiency : cs::Objective::throughput;
+        const std::size_t chosen = index[cs::choose_cell(subset, objective, false).value()];
+        const auto first = std::find_if(order.begin(), order.end(), [&](std::size_t k) { return mask >> k & 1; });
+        BOOST_TEST_REQUIRE(*first == chosen);
+      }
+    }
+  }
+  BOOST_TEST(cs::efficient(cs::Objective::adaptive, true));
+  BOOST_TEST(!cs::efficient(cs::Objective::adaptive, false));
+  BOOST_TEST(cs::efficient(cs::Objective::efficiency, false));
+  BOOST_TEST(!cs::efficient(cs::Objective::throughput, true));
+}
+
 BOOST_AUTO_TEST_CASE(crius_gives_an_arriving_job_the_cell_of_its_objective) {
   // Model a on one x GPU asked: the fastest Cell within 4x is x 2x2 (2.5 s); per GPU, x 1x1
   // and x 1x2 tie (0.8 samples/s each) and the fewer GPUs win.
