@@ -81,12 +81,14 @@ struct CriusPolicy::Memo {
   };
   Signature signature;
   std::unordered_map<Key, Class, KeyHash> classes;
+  // Past this many classes (a long-running criusd meets new ones), the next round starts over.
+  static constexpr std::size_t kMaxClasses = 4096;
 
   void keep_for(const Context& ctx) {
     Signature now{&ctx.tput, {}, ctx.totals.types, {}, ctx.options.max_gpus};
     for (const Partition& p : ctx.cluster.partitions) now.partitions.emplace_back(p.gpu, p.nodes, p.gpus_per_node);
     for (int total : ctx.totals.gpus) now.largest_count.push_back(total > 0 ? counts_for(total).back() : 0);
-    if (now == signature) return;
+    if (now == signature && classes.size() <= kMaxClasses) return;
     signature = std::move(now);
     classes.clear();
   }

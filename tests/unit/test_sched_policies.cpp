@@ -229,6 +229,42 @@ BOOST_AUTO_TEST_CASE(every_policy_keeps_invariants_on_a_random_trace) {
   }
 }
 
+// The crius policy keeps each class of jobs' Cells across rounds: a policy that lived through
+// many rounds on clusters of changing size and capacity decides as a fresh one would.
+BOOST_AUTO_TEST_CASE(crius_decides_the_same_with_what_it_keeps_across_rounds) {
+  auto t = table();
+  cs::CachedThroughput tput(*t);
+  std::mt19937 rng(3);
+  for (cs::Objective objective : {cs::Objective::adaptive, cs::Objective::throughput}) {
+    cs::PolicyOptions o;
+    o.objective = objective;
+    auto kept = cs::make_policy("crius", o);
+    BOOST_TEST_REQUIRE(kept.ok());
+    int decisions = 0;
+    for (int round = 0; round < 200; ++round) {
+      cs::ClusterState c = cluster(1 + static_cast<int>(rng() % 3));
+      for (cs::Node& n : c.nodes) n.capacity -= static_cast<int>(rng() % 3);  // others' jobs hold some
+      std::vector<cs::Job> jobs = random_trace(static_cast<unsigned>(rng()));
+      jobs.resize(1 + rng() % 8);
+      for (cs::Job& j : jobs) {
+        j.submit_time = 0;
+        if (rng() % 4 == 0) j.max_gpus = 1 + static_cast<int>(rng() % 2);
+      }
+      auto fresh = cs::make_policy("crius", o);
+      auto a = cs::Scheduler(**kept, tput, o).decide(c, jobs, 0);
+      auto b = cs::Scheduler(**fresh, tput, o).decide(c, jobs, 0);
+      BOOST_TEST_REQUIRE(a.ok());
+      BOOST_TEST_REQUIRE(b.ok());
+      BOOST_TEST_REQUIRE(a->size() == b->size(), "round " << round);
+      for (std::size_t k = 0; k < a->size(); ++k) {
+        BOOST_TEST(((*a)[k].job == (*b)[k].job && (*a)[k].target == (*b)[k].target), "round " << round);
+        decisions += 1;
+      }
+    }
+    BOOST_TEST(decisions > 200);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(defining_rules_hold_every_round) {
   struct Rule {
     std::string policy;
