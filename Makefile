@@ -68,6 +68,7 @@ TEST_PROGRAMS :=     # built by `make check`, never installed
 BENCH_PROGRAMS :=
 MANPAGES :=
 ETC_FILES :=         # installed under $(sysconfdir)/crius, path relative to etc/crius
+ETC_CONFFILES :=     # of those, the site's to edit: kept on install and uninstall once edited
 
 LIBCRIUS := $(B)/libcrius.a
 UNIT_TEST_ARCHIVES :=  # component archives unit tests link (before libcrius)
@@ -154,8 +155,7 @@ install: all
 	$(if $(PROGRAMS),$(INSTALL) -m 0755 $(PROGRAMS) $(DESTDIR)$(bindir))
 	$(if $(SBIN_PROGRAMS),$(INSTALL) -m 0755 $(SBIN_PROGRAMS) $(DESTDIR)$(sbindir))
 	$(if $(PLUGINS),$(INSTALL) -m 0755 $(PLUGINS) $(DESTDIR)$(SLURM_PLUGINDIR))
-	for f in $(ETC_FILES); do \
-	  $(INSTALL) -D -m 0644 etc/crius/$$f $(DESTDIR)$(crius_etcdir)/$$f || exit 1; done
+	CONFFILES="$(ETC_CONFFILES)" scripts/install-etc install etc/crius $(DESTDIR)$(crius_etcdir) $(ETC_FILES)
 	$(INSTALL) -m 0644 etc/plugstack.conf.d/crius.conf $(DESTDIR)$(SLURM_SYSCONFDIR)/plugstack.conf.d/crius.conf
 	for m in $(MANPAGES); do \
 	  s=$${m##*.}; $(INSTALL) -D -m 0644 $$m $(DESTDIR)$(mandir)/man$$s/$${m##*/} || exit 1; done
@@ -168,18 +168,26 @@ print-installed:
 	@for f in $(notdir $(SBIN_PROGRAMS)); do echo $(sbindir)/$$f; done
 	@for f in $(notdir $(PLUGINS)); do echo $(SLURM_PLUGINDIR)/$$f; done
 	@for f in $(ETC_FILES); do echo $(crius_etcdir)/$$f; done
+	@echo $(crius_etcdir)/.shipped.sha256
 	@for m in $(MANPAGES); do s=$${m##*.}; echo $(mandir)/man$$s/$${m##*/}; done
 	@echo $(systemd_unitdir)/criusd.service
 
+# slurmctld does not start while slurm.conf names a job_submit plugin it cannot load: uninstall
+# refuses until the site took crius out of JobSubmitPlugins (FORCE=1 uninstalls anyway).
 uninstall:
+	@conf=$(DESTDIR)$(SLURM_SYSCONFDIR)/slurm.conf; \
+	if [ -z "$(FORCE)" ] && [ -f "$$conf" ] && grep -qiE '^[[:space:]]*JobSubmitPlugins[[:space:]]*=.*(^|[=,[:space:]])(job_submit/)?crius([,[:space:]]|$$)' "$$conf"; then \
+	  echo "make uninstall: $$conf still lists crius in JobSubmitPlugins, and slurmctld does not start without job_submit_crius.so:" \
+	    "take crius out of that line and restart slurmctld first (or make uninstall FORCE=1)" >&2; \
+	  exit 1; fi
 	rm -f $(addprefix $(DESTDIR)$(bindir)/,$(notdir $(PROGRAMS)))
 	rm -f $(addprefix $(DESTDIR)$(sbindir)/,$(notdir $(SBIN_PROGRAMS)))
 	rm -f $(addprefix $(DESTDIR)$(SLURM_PLUGINDIR)/,$(notdir $(PLUGINS)))
-	rm -f $(addprefix $(DESTDIR)$(crius_etcdir)/,$(ETC_FILES))
+	CONFFILES="$(ETC_CONFFILES)" scripts/install-etc uninstall etc/crius $(DESTDIR)$(crius_etcdir) $(ETC_FILES)
 	rm -f $(DESTDIR)$(SLURM_SYSCONFDIR)/plugstack.conf.d/crius.conf
 	rm -f $(DESTDIR)$(systemd_unitdir)/criusd.service
 	for m in $(MANPAGES); do s=$${m##*.}; rm -f $(DESTDIR)$(mandir)/man$$s/$${m##*/}; done
-	-rmdir $(DESTDIR)$(crius_etcdir)/examples $(DESTDIR)$(crius_etcdir) 2>/dev/null
+	-rmdir $(DESTDIR)$(crius_etcdir)/examples $(DESTDIR)$(crius_etcdir)/calibration $(DESTDIR)$(crius_etcdir) 2>/dev/null
 
 clean:
 	rm -rf $(CLEAN_DIRS)

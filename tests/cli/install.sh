@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make install DESTDIR=... prefix=/usr` puts programs, plugins, man pages and etc files where a
-# Slurm sysadmin expects them, and `make uninstall` removes them again.
+# Slurm sysadmin expects them, an upgrade keeps the site's edits, and `make uninstall` removes
+# them again (not the edits) once slurm.conf no longer loads the plugin.
 set -euo pipefail
 stage=$TEST_TMP/stage
 plugindir=$(sed -n 's/^SLURM_PLUGINDIR = //p' "$TOP/config.mk")
@@ -43,7 +44,36 @@ grep -qx 'User=slurm' "$unit" && grep -qx 'NoNewPrivileges=yes' "$unit" &&
   grep -q -- '--lock /run/criusd/criusd.lock' "$unit" && grep -qx 'RuntimeDirectory=criusd' "$unit" ||
   { echo "criusd.service lacks its user, hardening or lock"; fail=1; }
 
-make -s -C "$TOP" B="$B" uninstall DESTDIR="$stage" prefix=/usr sysconfdir=/etc >/dev/null
-left=$(cd "$stage" && find . -type f)
+# The site's files (crius.toml, gpus.toml, models.toml) are conffiles: an upgrade replaces one
+# only where the site left it as the last release shipped it; an edited one is kept and this
+# release's lands beside it as FILE.crius-new.
+etc=$stage/etc/crius
+echo '# edited by the site' >>"$etc/gpus.toml"
+edited=$(sha256sum <"$etc/gpus.toml")
+echo '# as the last release shipped it' >"$etc/models.toml"  # unedited, of an older release
+sed -i "s|^[0-9a-f]*  models.toml\$|$(sha256sum <"$etc/models.toml" | cut -d' ' -f1)  models.toml|" "$etc/.shipped.sha256"
+make -s -C "$TOP" B="$B" install DESTDIR="$stage" prefix=/usr sysconfdir=/etc >"$TEST_TMP/upgrade.log" 2>&1 ||
+  { cat "$TEST_TMP/upgrade.log"; exit 1; }
+[ "$(sha256sum <"$etc/gpus.toml")" = "$edited" ] || { echo "the upgrade overwrote the site's gpus.toml"; fail=1; }
+cmp -s "$etc/gpus.toml.crius-new" "$TOP/etc/crius/gpus.toml" || { echo "no gpus.toml.crius-new beside the edited one"; fail=1; }
+grep -q "kept $etc/gpus.toml (edited by the site)" "$TEST_TMP/upgrade.log" || { echo "the upgrade did not say it kept gpus.toml"; fail=1; }
+cmp -s "$etc/models.toml" "$TOP/etc/crius/models.toml" || { echo "the upgrade kept an unedited models.toml of the last release"; fail=1; }
+[ ! -e "$etc/models.toml.crius-new" ] || { echo "models.toml.crius-new beside an unedited file"; fail=1; }
+
+# Uninstall refuses while slurm.conf still loads the job_submit plugin (slurmctld would not start),
+# then removes everything but the site's edits.
+mkdir -p "$stage$slurmconfdir"
+printf 'ClusterName=x\nJobSubmitPlugins=lua,crius\n' >"$stage$slurmconfdir/slurm.conf"
+if make -s -C "$TOP" B="$B" uninstall DESTDIR="$stage" prefix=/usr sysconfdir=/etc >"$TEST_TMP/refused.log" 2>&1; then
+  echo "make uninstall went on with JobSubmitPlugins=lua,crius in slurm.conf"; fail=1
+elif ! grep -q "still lists crius in JobSubmitPlugins" "$TEST_TMP/refused.log" || [ ! -e "$stage/usr/sbin/criusd" ]; then
+  echo "unclear refusal, or it removed files:"; cat "$TEST_TMP/refused.log"; fail=1
+fi
+printf 'ClusterName=x\nJobSubmitPlugins=lua\n' >"$stage$slurmconfdir/slurm.conf"
+make -s -C "$TOP" B="$B" uninstall DESTDIR="$stage" prefix=/usr sysconfdir=/etc >"$TEST_TMP/uninstall.log" 2>&1 ||
+  { cat "$TEST_TMP/uninstall.log"; exit 1; }
+grep -q "left $etc/gpus.toml (edited by the site)" "$TEST_TMP/uninstall.log" || { echo "uninstall did not say it left gpus.toml"; fail=1; }
+left=$(cd "$stage" && find . -type f | grep -vxF -e "./etc/crius/gpus.toml" -e ".$slurmconfdir/slurm.conf" || true)
 [ -z "$left" ] || { echo "left after uninstall:"; echo "$left"; fail=1; }
+[ "$(sha256sum <"$etc/gpus.toml" 2>/dev/null)" = "$edited" ] || { echo "uninstall removed the site's gpus.toml"; fail=1; }
 exit $fail
