@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
-#include <optional>
 #include <cstdint>
 #include <limits>
+#include <numeric>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <unordered_map>
