@@ -1,6 +1,7 @@
 #include "job/record.h"
 
 #include "common/json_reader.h"
+#include "common/util.h"
 #include "estimator/estimator.h"
 
 namespace crius::job {
@@ -94,16 +95,39 @@ Result<std::vector<std::string>> node_names(const json& j, const std::string& wh
   return out;
 }
 
+Result<MoveLog> move_log_from_json(const json& j, const std::string& what) {
+  util::JsonObject m(j, what);
+  if (auto ok = m.only({"from", "to", "reason", "started", "ended", "outcome"}); !ok) return make_error(ok.error());
+  MoveLog log;
+  for (auto [key, cell] : {std::pair{"from", &log.from}, std::pair{"to", &log.to}}) {
+    std::string text;
+    CRIUS_JSON_GET(text, m.string(key, std::string("auto")));
+    auto c = est::parse_cell(text);
+    if (!c) return make_error(what + ": key '" + key + "': " + c.error());
+    *cell = *c;
+  }
+  CRIUS_JSON_GET(log.reason, m.string("reason", std::string()));
+  CRIUS_JSON_GET(log.outcome, m.string("outcome", std::string()));
+  if (log.reason.size() > kMaxHistoryText || log.outcome.size() > kMaxHistoryText)
+    return make_error(what + ": keys 'reason' and 'outcome' hold at most " + std::to_string(kMaxHistoryText) + " bytes");
+  CRIUS_JSON_GET(log.started, m.integer("started", 0, kMaxLong, 0));
+  CRIUS_JSON_GET(log.ended, m.integer("ended", 0, kMaxLong, 0));
+  return log;
+}
+
 Result<Record> record_from_json(const json& j) {
   util::JsonObject r(j, "crius record");
   if (auto ok = r.only({"crius", "request", "cell", "plan", "estimate", "by", "deadline_met", "partial", "top", "move",
-                        "moved_at", "unmovable", "nodes"}); !ok)
+                        "history", "moved_at", "unmovable", "nodes"}); !ok)
     return make_error(ok.error());
   int version = 0;
   CRIUS_JSON_GET(version, r.integer("crius", 0, 1000000));
-  if (version != kRecordVersion)
-    return make_error("crius record version " + std::to_string(version) + " (this crius reads version " +
+  if (version != kRecordVersion && version != 2)
+    return make_error("crius record version " + std::to_string(version) + " (this crius reads versions 2 and " +
                       std::to_string(kRecordVersion) + ")");
+  if (r.has(version == 2 ? "history" : "moved_at"))
+    return make_error(std::string("crius record version ") + std::to_string(version) + ": key '" +
+                      (version == 2 ? "history" : "moved_at") + "' is not of this version");
   Record rec;
   if (!j.contains("request")) return make_error("crius record: key 'request' is missing");
   auto q = request_from_json(j["request"]);
@@ -162,13 +186,25 @@ Result<Record> record_from_json(const json& j) {
     }
     rec.move = std::move(mv);
   }
-  if (r.has("moved_at")) {
+  if (r.has("moved_at")) {  // version 2: the start times alone
     const json& m = j["moved_at"];
-    if (!m.is_array() || m.size() > 16) return make_error("crius record: key 'moved_at' must be a list of at most 16");
+    if (!m.is_array() || m.size() > kMaxHistory) return make_error("crius record: key 'moved_at' must be a list of at most 16");
     for (const auto& t : m) {
       if (!t.is_number_integer() || t.get<long long>() < 0)
         return make_error("crius record: key 'moved_at' must hold times (seconds since 1970)");
-      rec.moved_at.push_back(t.get<std::int64_t>());
+      MoveLog log;
+      log.started = t.get<std::int64_t>();
+      rec.history.push_back(std::move(log));
+    }
+  }
+  if (r.has("history")) {
+    const json& h = j["history"];
+    if (!h.is_array() || h.size() > kMaxHistory)
+      return make_error("crius record: key 'history' must be a list of at most " + std::to_string(kMaxHistory));
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      auto log = move_log_from_json(h[i], "crius record: history[" + std::to_string(i) + "]");
+      if (!log) return make_error(log.error());
+      rec.history.push_back(std::move(*log));
     }
   }
   CRIUS_JSON_GET(rec.unmovable, r.string("unmovable", std::string()));
@@ -217,9 +253,37 @@ std::string to_text(const Record& rec) {
     if (!rec.move->nodes.empty()) j["move"]["nodes"] = rec.move->nodes;
   }
   if (!rec.nodes.empty()) j["nodes"] = rec.nodes;
-  if (!rec.moved_at.empty()) j["moved_at"] = rec.moved_at;
+  if (!rec.history.empty()) {
+    json h = json::array();
+    for (const MoveLog& m : rec.history) {
+      json e = {{"from", est::to_string(m.from)}, {"to", est::to_string(m.to)}, {"started", m.started}};
+      if (!m.reason.empty()) e["reason"] = m.reason;
+      if (m.ended) e["ended"] = m.ended;
+      if (!m.outcome.empty()) e["outcome"] = m.outcome;
+      h.push_back(std::move(e));
+    }
+    j["history"] = std::move(h);
+  }
   if (!rec.unmovable.empty()) j["unmovable"] = rec.unmovable;
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+void Record::log_move_start(const est::Cell& from, const est::Cell& to, const std::string& reason, std::int64_t now) {
+  MoveLog log;
+  log.from = from;
+  log.from.partition.clear();
+  log.to = to;
+  log.to.partition.clear();
+  log.reason = util::printable(reason, kMaxHistoryText - 3);
+  log.started = now;
+  history.push_back(std::move(log));
+  if (history.size() > kMaxHistory) history.erase(history.begin());
+}
+
+void Record::log_move_end(const std::string& outcome, std::int64_t now) {
+  if (history.empty() || !history.back().outcome.empty()) return;
+  history.back().outcome = util::printable(outcome, kMaxHistoryText - 3);
+  history.back().ended = now;
 }
 
 std::optional<Result<Record>> parse_record(std::string_view text) {

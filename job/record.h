@@ -16,7 +16,9 @@
 
 namespace crius::job {
 
-inline constexpr int kRecordVersion = 2;
+// Version 3 keeps each move's history (version 2, whose moved_at held only start times, is
+// still read).
+inline constexpr int kRecordVersion = 3;
 
 // What the user asked for, as job_submit validated it.
 struct Request {
@@ -56,6 +58,18 @@ struct Move {
   bool operator==(const Move&) const = default;
 };
 
+// A move criusd started, kept in the job's history (the audit of what crius did to it).
+struct MoveLog {
+  estimator::Cell from, to;  // shapes (no partition); "auto" where a version 2 record did not say
+  std::string reason;        // the policy's
+  std::int64_t started = 0;  // seconds since 1970
+  std::int64_t ended = 0;    // 0: in flight, or not known
+  // "" in flight; "moved", or why not: "kept: ...", "dropped: ...", "abandoned: ...".
+  std::string outcome;
+  bool operator==(const MoveLog&) const = default;
+};
+inline constexpr std::size_t kMaxHistory = 16, kMaxHistoryText = 256;
+
 struct Record {
   Request request;
   estimator::Cell cell;  // the Cell the job runs in (or asks Slurm for)
@@ -66,17 +80,21 @@ struct Record {
   bool partial = false;  // job_submit's work budget ran out: the best of the Cells it estimated
   std::vector<Ranked> top;
   std::optional<Move> move;
-  std::vector<std::int64_t> moved_at;  // when criusd started each move of this job (the last 16)
+  std::vector<MoveLog> history;        // the moves criusd started, oldest first (the last kMaxHistory)
   std::string unmovable;               // why criusd may not move it while it runs (a failed requeue)
   std::vector<std::string> nodes;      // the nodes criusd pinned it to (its ReqNodeList); empty: none
 
   // The user fixed the Cell (--crius-cell) or the partitions (-p): criusd leaves it.
   bool pinned() const { return !request.pin.gpu.empty() || !request.partitions.empty(); }
+  // A move starts: kept in the history (the oldest dropped past kMaxHistory); its end: the
+  // outcome of the move in flight (the last one, if it has none yet).
+  void log_move_start(const estimator::Cell& from, const estimator::Cell& to, const std::string& reason, std::int64_t now);
+  void log_move_end(const std::string& outcome, std::int64_t now);
   bool operator==(const Record&) const = default;
 };
 
-// Compact JSON: {"crius":2,"request":{...},"cell":{...},"plan":{...},"estimate":{...},
-// "by":"...","top":[...],"move":{...}}.
+// Compact JSON: {"crius":3,"request":{...},"cell":{...},"plan":{...},"estimate":{...},
+// "by":"...","top":[...],"move":{...},"history":[...]}.
 std::string to_text(const Record& r);
 // Whether an AdminComment is a crius record, by its first bytes only (for slurmctld, where
 // nothing is parsed that need not be; AdminComment is admin-only, so nothing else begins so).

@@ -107,6 +107,7 @@ std::optional<Action> requeue_after_checkpoint_exit(const SlurmJob& sj) {
   a.nodes = rec.move->nodes;  // where it goes
   job::Record dropped = rec;
   dropped.move.reset();
+  dropped.log_move_end("abandoned: the requeue after the checkpoint failed", sj.end_time);
   a.abandon = job::to_text(dropped);
   // Slurm refuses updates to a finished job: no record before the requeue. A criusd killed
   // right after it finds the job requeued held with the move still "signalled".
@@ -341,8 +342,8 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     if (!is_active(sj.state)) continue;
     auto parsed = job::parse_record(sj.admin_comment);
     if (!parsed || !*parsed) continue;
-    for (std::int64_t t : parsed->value().moved_at)
-      if (static_cast<double>(t) > now - m_options.rate_window_s) ++user_moves[sj.user];
+    for (const job::MoveLog& m : parsed->value().history)
+      if (static_cast<double>(m.started) > now - m_options.rate_window_s) ++user_moves[sj.user];
   }
   auto listed = [](const std::vector<std::string>& list, const std::string& v) {
     return std::find(list.begin(), list.end(), v) != list.end();
@@ -421,6 +422,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       a.reason = rec.move->reason;
       job::Record dropped = rec;
       dropped.move.reset();
+      dropped.log_move_end("abandoned: a step of the move failed; the job stays in " + estimator::to_string(rec.cell), snap.now);
       a.abandon = job::to_text(dropped);
       const std::string phase = rec.move->phase;
       if (running && phase == "signalling") {
@@ -447,7 +449,10 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
                               " is dropped");
         a.kind = Action::Kind::update_pending;  // writes only the record: same Cell
         a.to = rec.cell;
-        a.after = a.abandon;
+        job::Record dropped = rec;
+        dropped.move.reset();
+        dropped.log_move_end("dropped: restarted in " + estimator::to_string(rec.cell) + " after its requeue", snap.now);
+        a.after = job::to_text(dropped);
         a.abandon.clear();
         round.actions.push_back(a);
       } else if (!running) {
@@ -462,8 +467,10 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
         rec.move.reset();
         if (replan(m_cluster, rec, target)) {
           rec.nodes = target_nodes;  // where the policy placed it
+          rec.log_move_end("moved", snap.now);
         } else {  // keep the Cell it had, anywhere; the move is dropped
           rec.nodes.clear();
+          rec.log_move_end("kept: no feasible plan in " + estimator::to_string(target), snap.now);
           round.notes.push_back("job " + std::to_string(sj.id) + ": no feasible plan in " +
                                 estimator::describe(target) + "; it stays in " + estimator::describe(rec.cell));
         }
@@ -615,7 +622,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       // and that opted in (it checkpoints on the signal and resumes), within the site's bounds.
       std::string fixed;
       int recent = 0;
-      for (std::int64_t t : rec.moved_at) recent += static_cast<double>(t) > now - m_options.rate_window_s;
+      for (const job::MoveLog& m : rec.history) recent += static_cast<double>(m.started) > now - m_options.rate_window_s;
       if (!rec.request.movable) fixed = "runs without --crius-movable";
       else if (!sj.batch) fixed = "not a batch job (srun and salloc jobs cannot be requeued)";
       else if (!sj.requeue) fixed = "its requeue is not allowed (--no-requeue or JobRequeue=0)";
@@ -822,8 +829,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     }
     ends[d.job] = d.target;
     a.abandon = job::to_text(rec);
-    rec.moved_at.push_back(snap.now);
-    if (rec.moved_at.size() > 16) rec.moved_at.erase(rec.moved_at.begin());
+    rec.log_move_start(rec.cell, to, d.reason, snap.now);
     rec.move = job::Move{to, "signalling", snap.now, d.reason, target_nodes};
     a.kind = Action::Kind::checkpoint;
     a.before = job::to_text(rec);

@@ -66,6 +66,8 @@ std::string abandoned(const std::string& abandon, const std::string& why) {
   auto rec = job::parse_record(abandon);
   if (!rec || !*rec) return abandon;
   rec->value().unmovable = util::printable(why, 200);
+  if (auto& h = rec->value().history; !h.empty() && h.back().outcome.rfind("abandoned", 0) == 0)
+    h.back().outcome = util::printable("abandoned: " + why, job::kMaxHistoryText - 3);  // Slurm's own words
   return job::to_text(rec->value());
 }
 

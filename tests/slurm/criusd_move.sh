@@ -87,6 +87,10 @@ grep -q "^checkpoint on v100-1" progress.log || fail "the job never got the chec
 grep -q "^start on a100-1 restarts=1" progress.log || fail "job did not restart once on a100"
 [ "$(job_field "$id" Restarts)" = 1 ] || fail "job requeued $(job_field "$id" Restarts) times, want 1"
 ! job_field "$id" AdminComment | grep -q '"move"' || fail "move still recorded after it finished"
+# The audit: the record keeps the move, from where to where, and that it ended moved.
+job_field "$id" AdminComment | jq -e '.history | length == 1 and (.[0] | (.from | startswith("v100:1x")) and
+  (.to | startswith("a100:1x")) and (.reason | length > 0) and .outcome == "moved" and .ended >= .started)' >/dev/null ||
+  fail "the move is not in the record's history: $(job_field "$id" AdminComment)"
 scancel "$id"
 echo "criusd checks passed"
 INNER

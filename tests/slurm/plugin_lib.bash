@@ -25,8 +25,12 @@ plugin_lab_run() {
   "$TOP/scripts/crius-lab" run --dir "$TEST_TMP/lab" --nodes "$spec" --plugins "$B/plugins" \
     --plugstack "$TOP/etc/plugstack.conf.d/crius.conf" --job-submit crius --crius-conf "$conf" "$@" -- "$inner"
 }
-# job_field ID NAME: one field of `scontrol show job`
-job_field() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1; }
+# job_field ID NAME: one field of `scontrol show job` (AdminComment, which may hold spaces: the
+# crius record's reasons, is a line of its own there)
+job_field() {
+  if [ "$2" = AdminComment ]; then scontrol show job "$1" | sed -n 's/^ *AdminComment=//p' | head -n1; return; fi
+  scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1
+}
 # wait_state ID STATE [seconds]: until the job is in STATE (default 30 s, then fail)
 wait_state() {
   for _ in $(seq $((${3:-30} * 5))); do

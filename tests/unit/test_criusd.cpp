@@ -23,6 +23,12 @@ using namespace crius::slurm;
 
 namespace {
 
+job::MoveLog started_at(std::int64_t t) {
+  job::MoveLog m;
+  m.started = t;
+  return m;
+}
+
 // The message of a Result, or "" (a Boost.Test message is evaluated even on success).
 template <typename R>
 std::string why(const R& r) {
@@ -111,6 +117,32 @@ BOOST_AUTO_TEST_CASE(record_round_trip) {
   BOOST_TEST(!job::looks_like_record(R"({"other":1,"crius":2})"));
   BOOST_TEST(!job::looks_like_record("crius"));
   BOOST_TEST(job::to_text(moved).find("\"runtime\":\"alpa\"") != std::string::npos);
+
+  // The history of moves: kept, the last 16, with the user's text made printable and bounded.
+  job::Record history = rec;
+  for (int k = 0; k < 20; ++k) {
+    history.log_move_start(rec.cell, estimator::Cell{"v100", "v100", 2, 4, 1}, "upgrade\n" + std::string(400, 'x'), 1000 + k);
+    history.log_move_end(k % 2 ? "moved" : "kept: no feasible plan", 1100 + k);
+  }
+  BOOST_TEST_REQUIRE(history.history.size() == job::kMaxHistory);
+  BOOST_TEST(history.history.front().started == 1004);
+  BOOST_TEST(history.history.back().outcome == "moved");
+  BOOST_TEST(history.history.back().reason.size() <= job::kMaxHistoryText);
+  BOOST_TEST(history.history.back().reason.find('\n') == std::string::npos);
+  auto h = job::parse_record(job::to_text(history));
+  BOOST_TEST_REQUIRE((h && h->ok()), (h && !h->ok() ? h->error() : std::string()));
+  BOOST_TEST((h->value().history == history.history));
+  history.log_move_end("moved again", 2000);  // the last move has its outcome: unchanged
+  BOOST_TEST(history.history.back().ended == 1119);
+  // A version 2 record (start times only, in moved_at) still reads; its moves count.
+  std::string v2 = job::to_text(rec);
+  v2.replace(v2.find("\"crius\":3"), 9, "\"crius\":2");
+  v2.insert(v2.size() - 1, ",\"moved_at\":[4500,4600]");
+  auto old = job::parse_record(v2);
+  BOOST_TEST_REQUIRE((old && old->ok()), (old && !old->ok() ? old->error() : std::string()));
+  BOOST_TEST_REQUIRE(old->value().history.size() == 2u);
+  BOOST_TEST(old->value().history[1].started == 4600);
+  BOOST_TEST(crius::estimator::to_string(old->value().history[1].to) == "auto");
 }
 
 BOOST_AUTO_TEST_CASE(records_that_are_not_crius_or_broken) {
@@ -127,7 +159,12 @@ BOOST_AUTO_TEST_CASE(records_that_are_not_crius_or_broken) {
   for (const std::string& bad :
        {std::string(R"({"crius":2})"), std::string(R"({"crius":1,"request":{}})"), with("\"nodes\":1", "\"nodes\":-1"),
         with("\"runtime\":\"megatron\"", "\"runtime\":7"), with("\"global_batch\":256", "\"global_batch\":\"x\""),
-        with("\"version\":1", "\"version\":9"), with("\"by\":\"job_submit\"", "\"by\":\"someone\"")}) {
+        with("\"version\":1", "\"version\":9"), with("\"by\":\"job_submit\"", "\"by\":\"someone\""),
+        with("\"crius\":3", "\"crius\":4"),
+        with("\"by\":", "\"moved_at\":[1],\"by\":"),  // version 2's key in a version 3 record
+        with("\"by\":", "\"history\":[{\"from\":\"a100\",\"to\":\"v100:0x4\"}],\"by\":"),
+        with("\"by\":", "\"history\":[{\"reason\":\"" + std::string(300, 'x') + "\"}],\"by\":"),
+        with("\"by\":", "\"history\":[{\"started\":-1}],\"by\":")}) {
     auto r = job::parse_record(bad);
     BOOST_TEST_REQUIRE(r.has_value(), bad);
     BOOST_TEST(!r->ok(), bad);
@@ -282,6 +319,7 @@ BOOST_FIXTURE_TEST_CASE(jobs_without_record_pinned_or_broken_are_never_touched, 
 BOOST_FIXTURE_TEST_CASE(a_move_in_flight_continues_after_a_restart, Fixture) {
   job::Record rec = make_record("v100:1x8:1", "v100");
   rec.move = job::Move{{"a100", "a100", 1, 8, 1}, "signalled", 100, "upgrade", {}};
+  rec.log_move_start(rec.cell, rec.move->target, "upgrade", 100);
   Snapshot s;
   s.nodes = {node("a100-1", "a100", 0), node("a100-2", "a100", 0), node("v100-1", "v100", 8),
              node("v100-2", "v100", 0)};
@@ -305,6 +343,10 @@ BOOST_FIXTURE_TEST_CASE(a_move_in_flight_continues_after_a_restart, Fixture) {
   // Written before the requeue (a restart then requeues again) and after it.
   BOOST_TEST(job::parse_record(r2->actions[0].before)->value().move->phase == "requeuing");
   BOOST_TEST(job::parse_record(r2->actions[0].after)->value().move->phase == "requeued");
+  // Were the requeue to fail for good, the record says the move was abandoned and where it stays.
+  const job::MoveLog abandoned = job::parse_record(r2->actions[0].abandon)->value().history.back();
+  BOOST_TEST(abandoned.outcome == "abandoned: a step of the move failed; the job stays in v100:1x8:1");
+  BOOST_TEST(abandoned.ended == 131);
 
   // criusd died between its two writes: the next round requeues again, whatever the time.
   s.jobs[0].admin_comment = r2->actions[0].before;
@@ -344,6 +386,29 @@ BOOST_FIXTURE_TEST_CASE(a_move_in_flight_continues_after_a_restart, Fixture) {
   BOOST_TEST(!done.move.has_value());
   BOOST_TEST(done.cell.gpu == "a100");
   BOOST_TEST(done.plan.world_size() == done.cell.gpus());
+  // The history keeps the move: from, to, why, when, and how it ended.
+  BOOST_TEST_REQUIRE(done.history.size() == 1u);
+  const job::MoveLog& log = done.history[0];
+  BOOST_TEST(crius::estimator::to_string(log.from) == "v100:1x8:1");
+  BOOST_TEST(crius::estimator::to_string(log.to) == "a100:1x8:1");
+  BOOST_TEST(log.reason == "upgrade");
+  BOOST_TEST(log.started == 100);
+  BOOST_TEST(log.ended == 132);
+  BOOST_TEST(log.outcome == "moved");
+  // Released in its old Cell by someone else before the new one was applied: the move is dropped.
+  SlurmJob back = s.jobs[0];
+  back.state = "RUNNING";
+  back.nodes = {"v100-1"};
+  back.requeued_held = false;
+  back.reason.clear();
+  Snapshot restarted = s;
+  restarted.jobs = {back};
+  auto r4 = c.decide(restarted);
+  BOOST_TEST_REQUIRE(r4.ok(), why(r4));
+  BOOST_TEST_REQUIRE(!r4->actions.empty());
+  const auto dropped = job::parse_record(r4->actions[0].after)->value();
+  BOOST_TEST(!dropped.move.has_value());
+  BOOST_TEST(dropped.history.back().outcome == "dropped: restarted in v100:1x8:1 after its requeue");
 }
 
 BOOST_FIXTURE_TEST_CASE(bad_criusd_section_names_the_key, Fixture) {
@@ -408,7 +473,14 @@ BOOST_FIXTURE_TEST_CASE(running_job_grows_when_gpus_are_idle, Fixture) {
   BOOST_TEST_REQUIRE((rec && rec->ok()));
   BOOST_TEST_REQUIRE(rec->value().move.has_value());
   BOOST_TEST(rec->value().move->phase == "signalled");
-  BOOST_TEST((rec->value().moved_at == std::vector<std::int64_t>{5000}));
+  BOOST_TEST_REQUIRE(rec->value().history.size() == 1u);
+  const job::MoveLog& log = rec->value().history[0];
+  BOOST_TEST(log.started == 5000);
+  BOOST_TEST(crius::estimator::to_string(log.from) == crius::estimator::to_string(before->value().cell));
+  BOOST_TEST(log.to.gpu == a.to.gpu);
+  BOOST_TEST(log.to.nodes * log.to.gpus_per_node == a.to.nodes * a.to.gpus_per_node);
+  BOOST_TEST(!log.reason.empty());
+  BOOST_TEST((log.outcome.empty() && log.ended == 0), "in flight");
   // A step that fails for good drops the move and keeps the job where it is.
   auto abandon = job::parse_record(a.abandon);
   BOOST_TEST_REQUIRE((abandon && abandon->ok()));
@@ -463,22 +535,22 @@ BOOST_FIXTURE_TEST_CASE(running_jobs_that_cannot_come_back_stay, Fixture) {
   BOOST_TEST(decide(running(failed)).first == 0u);
 
   job::Record moved = long_job;
-  moved.moved_at = {4500};
+  moved.history = {started_at(4500)};
   BOOST_TEST(decide(running(moved)).first == 0u);  // one move per hour
-  moved.moved_at = {1000};
+  moved.history = {started_at(1000)};
   BOOST_TEST(decide(running(moved)).first == 1u);  // more than an hour ago
   ControllerOptions short_hour;  // a time-compressed replay's "hour"
   short_hour.rate_window_s = 300;
   BOOST_TEST(decide(running(moved), short_hour).first == 1u);
-  moved.moved_at = {4800};
+  moved.history = {started_at(4800)};
   BOOST_TEST(decide(running(moved), short_hour).first == 0u);
-  moved.moved_at = {4600};
+  moved.history = {started_at(4600)};
   BOOST_TEST(decide(running(moved), short_hour).first == 1u);
 
   ControllerOptions per_user;  // the job's own limit lifted: its user's limit holds it
   per_user.max_moves_per_job_per_hour = 16;
   per_user.max_moves_per_user_per_hour = 1;
-  moved.moved_at = {4500};
+  moved.history = {started_at(4500)};
   auto [n3, why3] = decide(running(moved), per_user);
   BOOST_TEST(n3 == 0u);
   BOOST_TEST(why3.find("max_moves_per_user_per_hour") != std::string::npos, why3);
