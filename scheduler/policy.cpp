@@ -155,20 +155,27 @@ double decision_speed(const Context& ctx, const Job& job, const Cell& shape,
   return d.feasible ? d.samples_per_s : b.samples_per_s;
 }
 
-std::optional<Allocation> place_best(const Context& ctx, const FreeMap& free, const Job& job,
-                                     const std::string& gpu, int gpus, bool data_parallel) {
+std::optional<Allocation> place_fastest(const FreeMap& free, const std::vector<RatedShape>& shapes, double* speed) {
   std::optional<Allocation> best;
   double best_speed = 0;
-  for (const PlacedShape& ps : shapes_for(ctx.cluster, gpu, gpus)) {
-    if (!ctx.allowed(job, ps.partition, ps.shape)) continue;
-    double speed = decision_speed(ctx, job, ps.shape, data_parallel);
-    if (speed <= 0 || speed <= best_speed * (1 + 1e-9)) continue;
-    if (auto a = free.place(ps.partition, ps.shape)) {
-      best = a;
-      best_speed = speed;
+  for (const RatedShape& s : shapes) {
+    if (s.speed <= 0 || s.speed <= best_speed * (1 + 1e-9)) continue;
+    if (auto a = free.place(s.partition, s.shape)) {
+      best = std::move(a);
+      best_speed = s.speed;
     }
   }
+  if (speed) *speed = best_speed;
   return best;
+}
+
+std::optional<Allocation> place_best(const Context& ctx, const FreeMap& free, const Job& job,
+                                     const std::string& gpu, int gpus, bool data_parallel) {
+  std::vector<RatedShape> shapes;
+  for (const PlacedShape& ps : shapes_for(ctx.cluster, gpu, gpus))
+    if (ctx.allowed(job, ps.partition, ps.shape))
+      shapes.push_back({ps.partition, ps.shape, decision_speed(ctx, job, ps.shape, data_parallel)});
+  return place_fastest(free, shapes);
 }
 
 }  // namespace crius::scheduler

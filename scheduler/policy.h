@@ -152,6 +152,15 @@ Result<void> runnable_on_requested_type(const Job& job, const Context& ctx, bool
 double restart_cost(const PolicyOptions& o, bool cell_policy, int gpus);
 double decision_speed(const Context& ctx, const Job& job, const Cell& shape,
                       bool data_parallel);
+// A shape a job may have, in its partition, and the job's speed there (> 0).
+struct RatedShape {
+  int partition;
+  Cell shape;
+  double speed;
+};
+// The fastest of `shapes` that places on `free` (the first among equal speeds), and its speed.
+std::optional<Allocation> place_fastest(const FreeMap& free, const std::vector<RatedShape>& shapes,
+                                        double* speed = nullptr);
 // Best placement of `gpus` GPUs of `gpu` for the job by speed (best or dp),
 // among shapes that fit the free map, are memory-feasible and allowed (Context::allowed).
 std::optional<Allocation> place_best(const Context& ctx, const FreeMap& free, const Job& job,

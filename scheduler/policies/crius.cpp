@@ -64,19 +64,18 @@ struct CriusPolicy::Memo {
     // Of `count` GPUs of a type: the allowed, memory-feasible shapes in shapes_for's order
     // (score: the speed), and the fastest speed of them (0: none).
     struct Shapes {
-      std::vector<Candidate> list;
+      std::vector<RatedShape> list;
       double fastest = 0;
     };
     std::unordered_map<std::uint64_t, Shapes> shapes;  // by (type, count)
   };
   // What the memo was listed for: the cluster's shapes (partitions, and the GPU counts of each
-  // type: counts_for its total), the speeds, the options.
+  // type: counts_for its total) and the speeds (the bounds are in each class's key).
   struct Signature {
     const ThroughputSource* tput = nullptr;
     std::vector<std::tuple<std::string, int, int>> partitions;  // gpu, nodes, gpus per node
     std::vector<std::string> types;
     std::vector<int> largest_count;  // per type
-    int max_gpus = 0;
     bool operator==(const Signature&) const = default;
   };
   Signature signature;
@@ -85,7 +84,7 @@ struct CriusPolicy::Memo {
   static constexpr std::size_t kMaxClasses = 4096;
 
   void keep_for(const Context& ctx) {
-    Signature now{&ctx.tput, {}, ctx.totals.types, {}, ctx.options.max_gpus};
+    Signature now{&ctx.tput, {}, ctx.totals.types, {}};
     for (const Partition& p : ctx.cluster.partitions) now.partitions.emplace_back(p.gpu, p.nodes, p.gpus_per_node);
     for (int total : ctx.totals.gpus) now.largest_count.push_back(total > 0 ? counts_for(total).back() : 0);
     if (now == signature && classes.size() <= kMaxClasses) return;
@@ -240,7 +239,7 @@ const Round::Class::Shapes& Round::shapes(size_t i, int type, int count) {
       if (!m_ctx.allowed(job(i), ps.partition, ps.shape)) continue;
       const double s = speed(i, ps.shape);
       if (s <= 0) continue;
-      out.list.push_back(Candidate{ps.partition, ps.shape, s});
+      out.list.push_back(RatedShape{ps.partition, ps.shape, s});
       out.fastest = std::max(out.fastest, s);
     }
   return out;
@@ -250,17 +249,7 @@ std::optional<Allocation> Round::place_on(size_t i, const std::string& gpu, int 
   const std::vector<std::string>& types = m_ctx.gpu_types();
   const auto t = std::find(types.begin(), types.end(), gpu);
   if (t == types.end() || gpus <= 0) return std::nullopt;
-  std::optional<Allocation> best;
-  double best_speed = 0;
-  for (const Candidate& c : shapes(i, static_cast<int>(t - types.begin()), gpus).list) {
-    if (c.score <= best_speed * (1 + 1e-9)) continue;
-    if (auto a = m_free.place(c.partition, c.shape)) {
-      best = std::move(a);
-      best_speed = c.score;
-    }
-  }
-  if (speed) *speed = best_speed;
-  return best;
+  return place_fastest(m_free, shapes(i, static_cast<int>(t - types.begin()), gpus).list, speed);
 }
 
 std::optional<Allocation> Round::best_fit(const Cands& cands) const {
