@@ -43,6 +43,13 @@ std::string find_crius_conf(const std::string& slurm_sysconfdir) {
   return slurm_sysconfdir + "/crius.toml";
 }
 
+std::string default_cluster_file(const std::string& slurm_sysconfdir) {
+  const std::string site = find_crius_conf(slurm_sysconfdir);
+  std::error_code ec;
+  if (std::getenv("CRIUS_CONF") || fs::exists(site, ec)) return site;
+  return default_config_dir() + "/crius.toml";
+}
+
 // ---- calibration CSV ----------------------------------------------------------
 
 static std::optional<CommOp> parse_op(const std::string& s) {

@@ -105,7 +105,7 @@ void print_explain(const est::Estimate& e, const est::Request& req, const est::C
 
 int main(int argc, char** argv) {
   CLI::App app{"Estimate the Cells of a cluster for one training job (crius-estimate(1))", kProg};
-  std::string model_arg, cluster_path = est::default_config_dir() + "/crius.toml", gpu, partition, runtime = "megatron";
+  std::string model_arg, cluster_path = est::default_cluster_file(CRIUS_SLURM_SYSCONFDIR), gpu, partition, runtime = "megatron";
   int global_batch = 0;
   std::optional<int> nodes, gpn, stages, tp, dp, mbs, mb, zero;
   std::string schedule, recompute, seqpar;

@@ -208,6 +208,9 @@ std::string default_config_dir();
 // Where the plugins, criusd and the tools find crius.toml: $CRIUS_CONF, else crius.toml
 // beside slurm.conf ($SLURM_CONF's directory, else `slurm_sysconfdir`).
 std::string find_crius_conf(const std::string& slurm_sysconfdir);
+// The cluster a tool estimates for without --cluster: the site's (find_crius_conf), where
+// $CRIUS_CONF is set or that file exists, else the shipped example <sysconfdir>/crius/crius.toml.
+std::string default_cluster_file(const std::string& slurm_sysconfdir);
 
 // ---- requests and estimates (Cell and Plan: estimator/plan.h) ---------------
 

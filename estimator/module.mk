@@ -18,3 +18,4 @@ $(B)/tests/bench/estimator-bench: $(B)/tests/bench/estimator-bench.o $(LIBCRIUS)
 MANPAGES += man/crius-estimate.1 man/crius.toml.5
 
 include estimator/discover/module.mk
+$(B)/estimator/estimate_main.o: EXTRA_CPPFLAGS += -DCRIUS_SLURM_SYSCONFDIR='"$(SLURM_SYSCONFDIR)"'
