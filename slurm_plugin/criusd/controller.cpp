@@ -133,7 +133,7 @@ const std::vector<std::string>& controller_option_keys() {
       "interval_s",     "policy",         "max_moves_per_round", "checkpoint_signal",         "checkpoint_grace_s",
       "restart_cost_s", "default_iterations", "skip_users",      "skip_accounts",             "skip_partitions",
       "skip_qos",       "min_runtime_s",  "max_moves_per_job_per_hour", "max_moves_per_user_per_hour", "lock_file",
-      "metrics_file",   "rate_window_s"};
+      "metrics_file",   "rate_window_s",  "move_resume_limit_s"};
   return keys;
 }
 
@@ -196,6 +196,8 @@ Result<ControllerOptions> load_controller_options(const estimator::Cluster& clus
       o.checkpoint_signal = s;
     } else if (k == "min_runtime_s") {
       auto v = number(0, 1e7); if (!v) return make_error(v.error()); o.min_runtime_s = *v;
+    } else if (k == "move_resume_limit_s") {
+      auto v = number(1, 1e7); if (!v) return make_error(v.error()); o.move_resume_limit_s = *v;
     } else if (k == "rate_window_s") {
       auto v = number(1, 86400); if (!v) return make_error(v.error()); o.rate_window_s = *v;
     } else if (k == "max_moves_per_job_per_hour") {
@@ -232,6 +234,11 @@ Result<ControllerOptions> load_controller_options(const estimator::Cluster& clus
       return make_error(where() + ": unknown key (known: " + util::join(controller_option_keys(), ", ") + ")");
     }
   }
+  // A move's next step comes at a round, at most interval_s late: a shorter limit would roll
+  // back moves that nothing interrupted.
+  if (o.move_resume_limit_s <= o.interval_s)
+    return make_error(cluster.path + ": [criusd] move_resume_limit_s (" + util::fixed(o.move_resume_limit_s, 0) +
+                      " s) must exceed interval_s (" + util::fixed(o.interval_s, 0) + " s)");
   return o;
 }
 
@@ -376,6 +383,8 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   for (const SlurmJob* sjp : by_id) {
     const SlurmJob& sj = *sjp;
     if (!is_active(sj.state)) {
+      if (sj.state == "COMPLETING" && job::looks_like_record(sj.admin_comment))
+        if (auto r = job::parse_record(sj.admin_comment); r && *r && r->value().move) ++round.moves_ending;
       if (auto a = requeue_after_checkpoint_exit(sj)) {
         promise(*a->nodes, a->to.gpus_per_node, {});
         round.actions.push_back(*a);
@@ -425,6 +434,35 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       dropped.log_move_end("abandoned: a step of the move failed; the job stays in " + estimator::to_string(rec.cell), snap.now);
       a.abandon = job::to_text(dropped);
       const std::string phase = rec.move->phase;
+      // A step long overdue: criusd was stopped mid-move and came back late. The job's
+      // checkpoint is stale by now (or it was never signalled): the move is rolled back, never
+      // finished on an old checkpoint. A running job keeps running where it is; a requeued one
+      // gets its old Cell and criusd's hold released.
+      const double due = static_cast<double>(rec.move->since) + (phase == "signalled" ? m_options.checkpoint_grace_s : 0);
+      if (now > due + m_options.move_resume_limit_s && !(running && phase == "requeued")) {
+        const std::string why = "rolled back: criusd did not continue the move within " +
+                                util::fixed(m_options.move_resume_limit_s, 0) + " s (its step was due " +
+                                util::fixed(now - due, 0) + " s ago)";
+        round.notes.push_back("job " + std::to_string(sj.id) + ": the move to " + estimator::describe(rec.move->target) +
+                              " is " + why);
+        a.reason = why;
+        a.to = rec.cell;
+        job::Record back = rec;
+        back.move.reset();
+        back.log_move_end(why, snap.now);
+        if (running) {
+          a.kind = Action::Kind::update_pending;  // the record alone: it runs in its old Cell
+        } else {
+          a.kind = Action::Kind::finish_move;
+          a.release = sj.requeued_held && (phase == "requeuing" || phase == "requeued" || sj.end_time >= rec.move->since);
+          back.nodes.clear();
+          a.nodes = back.nodes;  // criusd's pin to the target's nodes goes
+        }
+        a.after = job::to_text(back);
+        round.actions.push_back(a);
+        skip("move_in_progress", "a move is in progress");
+        continue;
+      }
       if (running && phase == "signalling") {
         a.kind = Action::Kind::checkpoint;  // the signal may not have been sent: send it (again)
         a.before = job::to_text(rec);

@@ -33,7 +33,9 @@ struct ControllerOptions {
   double min_runtime_s = 600;            // a running job is moved only after this long
   int max_moves_per_job_per_hour = 1;    // started moves of one job in the last hour
   int max_moves_per_user_per_hour = 4;   // of all active crius jobs of one user
-  double rate_window_s = 3600;  // the "hour" of the two limits above (a time-compressed replay scales it)
+  double rate_window_s = 3600;
+  // A move whose next step is overdue by this much (criusd stopped mid-move) is rolled back.
+  double move_resume_limit_s = 900;  // the "hour" of the two limits above (a time-compressed replay scales it)
   std::string lock_file = "/run/criusd.lock";
   std::string metrics_file;  // Prometheus text, rewritten after every round ("" = none)
   int max_gpus = 0;  // [job_submit] max_gpus: the largest Cell a move may give (0 = none)
@@ -100,6 +102,7 @@ struct Round {
   std::vector<JobStatus> jobs;
   std::vector<std::string> notes;  // decisions not applied (no feasible plan) and why
   FreeGpus free;                   // what the round leaves free, for job_submit (none in a follow-up)
+  int moves_ending = 0;            // jobs mid-move that Slurm is still ending (COMPLETING): steps to come
   double decide_ms = 0;
 };
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -23,6 +24,7 @@
 #include "estimator/estimator.h"
 #include "job/record.h"
 #include "slurm_plugin/criusd/controller.h"
+#include "slurm_plugin/criusd/failover.h"
 #include "slurm_plugin/criusd/metrics.h"
 #include "slurm_plugin/criusd/slurm_client.h"
 
@@ -31,9 +33,10 @@ namespace {
 using namespace crius;
 using namespace crius::slurm;
 
-std::atomic<bool> g_stop{false}, g_reload{false};
+std::atomic<bool> g_stop{false}, g_reload{false}, g_drain{false};
 void on_signal(int) { g_stop = true; }
 void on_hangup(int) { g_reload = true; }
+void on_drain(int) { g_drain = true; }
 
 // crius.toml's modification time (0: cannot be read): a change is reloaded at the next round.
 long long mtime_ns(const std::string& path) {
@@ -137,6 +140,73 @@ Result<int> take_lock(const std::string& path) {
   return fd;
 }
 
+// Whether criusd acts this round: beside the slurmctld in control, or wherever it runs when
+// slurm.conf names one controller (failover.h).
+Role current_role(SlurmClient& slurm) {
+  auto c = slurm.controllers();
+  if (!c) return {false, "cannot read the controllers from Slurm: " + c.error()};
+  char name[256] = {};
+  (void)::gethostname(name, sizeof name - 1);
+  const std::string full = name, short_name = full.substr(0, full.find('.'));
+  const int self = controller_index(c->hosts, short_name, full);
+  std::optional<Heartbeat> heartbeat;
+  std::string error;
+  bool answers = false;
+  if (c->hosts.size() >= 2 && self >= 0) {
+    const std::string path = c->state_save_location + "/heartbeat";
+    for (int attempt = 0; attempt < 3 && !heartbeat; ++attempt) {  // slurmctld replaces it by unlink, link
+      if (attempt) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0) {
+        error = path + ": " + std::strerror(errno);
+        continue;
+      }
+      char buf[16];
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      ::close(fd);
+      heartbeat = parse_heartbeat(std::string_view(buf, n > 0 ? static_cast<std::size_t>(n) : 0));
+      if (!heartbeat) error = path + ": not a heartbeat (16 bytes)";
+    }
+    answers = heartbeat && slurm.ping(self);
+  }
+  return controller_role(c->hosts, self, heartbeat, error, answers, std::time(nullptr), c->timeout_s);
+}
+
+// criusd --drain: signal the criusd that holds the lock to drain, and wait until it exits.
+int drain_running(const std::string& path, double timeout_s) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    std::cerr << "criusd --drain: no criusd runs (" << path << ": " << std::strerror(errno) << ")\n";
+    return 0;
+  }
+  if (::flock(fd, LOCK_SH | LOCK_NB) == 0) {
+    ::close(fd);
+    std::cerr << "criusd --drain: no criusd runs (nothing holds " << path << ")\n";
+    return 0;
+  }
+  char buf[32] = {};
+  (void)!::pread(fd, buf, sizeof buf - 1, 0);
+  const long pid = std::strtol(buf, nullptr, 10);
+  if (pid <= 1 || ::kill(static_cast<pid_t>(pid), SIGUSR2) != 0) {
+    ::close(fd);
+    std::cerr << "criusd --drain: cannot signal the criusd of " << path << " (pid '" << util::trim(buf)
+              << "'): " << std::strerror(errno) << "\n";
+    return 1;
+  }
+  std::cerr << "criusd --drain: criusd " << pid << " finishes the moves in flight, then exits\n";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (::flock(fd, LOCK_SH | LOCK_NB) != 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::close(fd);
+      std::cerr << "criusd --drain: criusd " << pid << " still runs after " << timeout_s << " s\n";
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ::close(fd);
+  return 0;
+}
+
 void print_status(const Round& r) {
   std::printf("%-8s %-10s %-18s %6s  %-28s %12s %10s %12s  %s\n", "JOBID", "STATE", "MODEL", "BATCH", "CELL",
               "EST_ITER_S", "DONE", "REMAIN_S", "CONSIDERED / MOVE");
@@ -157,6 +227,7 @@ int main(int argc, char** argv) {
   std::string config, slurm_conf, state_file, save_state, policy, lock_file;
   double interval = 0;
   int max_moves = -1, repeat = 1;
+  double drain_timeout = 0;
   bool once = false, dry_run = false, json = false, status = false;
   app.add_option("--config", config, "crius.toml (default: $CRIUS_CONF, else beside slurm.conf)");
   app.add_option("--slurm-conf", slurm_conf, "slurm.conf of the cluster (default: $SLURM_CONF)");
@@ -173,6 +244,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000));
   app.add_option("--save-state", save_state, "write the snapshot read from Slurm to FILE");
   app.add_option("--lock", lock_file, "the lock file that keeps a second criusd from running (overrides [criusd] lock_file)");
+  app.add_option("--drain", drain_timeout,
+                 "make the running criusd finish its moves in flight and exit; wait up to SECONDS for it")
+      ->check(CLI::Range(1.0, 86400.0));
   app.add_option("--die-after", g_die_after, "testing: exit as if killed right after STEP of the first move step")
       ->check(CLI::IsMember({"record", "signal", "requeue", "update"}));
   try {
@@ -181,6 +255,10 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
+
+  // Draining another criusd needs only its lock file (no crius.toml: a broken edit must not
+  // keep systemd from stopping criusd cleanly).
+  if (drain_timeout > 0 && !lock_file.empty()) return drain_running(lock_file, drain_timeout);
 
   // crius.toml: --config, else found as the plugins find it ($CRIUS_CONF, beside slurm.conf).
   if (!slurm_conf.empty()) setenv("SLURM_CONF", slurm_conf.c_str(), 1);
@@ -246,9 +324,12 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  if (drain_timeout > 0) return drain_running(lock_file.empty() ? options->lock_file : lock_file, drain_timeout);
+
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
   std::signal(SIGHUP, on_hangup);
+  std::signal(SIGUSR2, on_drain);
   if (status) once = dry_run = true;
   if (!dry_run) {  // only one criusd changes jobs at a time
     auto lock = take_lock(lock_file.empty() ? options->lock_file : lock_file);
@@ -267,6 +348,8 @@ int main(int argc, char** argv) {
   using Clock = std::chrono::steady_clock;
   bool follow_up = false;
   auto next_full = Clock::now();
+  std::string role_said;  // the role's reason last logged
+  bool drain_said = false;
   do {
     // SIGHUP or an edit of crius.toml: the new configuration from the next round on; one that
     // does not load is logged and the last good one stays (the lock stays as taken at start).
@@ -281,13 +364,30 @@ int main(int argc, char** argv) {
       }
     }
     const auto round_start = Clock::now();
+    // Draining (SIGUSR2, criusd --drain): only the steps of moves in flight, until none is left.
+    const bool draining = g_drain;
+    if (draining && !drain_said) {
+      std::cerr << timestamp() << " criusd: draining: finishing the moves in flight, starting none\n";
+      drain_said = true;
+    }
+    if (draining) follow_up = true;
     if (!follow_up) next_full = round_start + std::chrono::duration_cast<Clock::duration>(
                                                   std::chrono::duration<double>(options->interval_s));
     double soon = -1;  // seconds to a follow-up round, -1: none needed
     // Nothing from Slurm may stop the daemon: a round that throws is logged and the next one runs.
+    bool settled = false;  // no move of criusd's in flight (or another criusd acts)
     try {
-    auto snap = slurm.snapshot();
-    if (!snap) {
+    Role role{true, ""};
+    if (!dry_run) {
+      role = current_role(slurm);
+      metrics.acting(role.act);
+      if (role.why != role_said)
+        std::cerr << timestamp() << " criusd: " << (role.act ? "acting: " : "standing by: ") << util::printable(role.why, 512) << "\n";
+      role_said = role.why;
+    }
+    if (!role.act) {
+      settled = true;  // another criusd acts, or none may: nothing changed, nothing reported
+    } else if (auto snap = slurm.snapshot(); !snap) {
       std::cerr << timestamp() << " criusd: cannot read Slurm: " << snap.error() << "\n";
       ++failures;
       metrics.round_failed();
@@ -318,6 +418,19 @@ int main(int argc, char** argv) {
                       << util::printable(st.considered.substr(4), 256) << "\n";
         }
         last_considered = std::move(considered);
+        settled = round->actions.empty() && round->moves_ending == 0 &&
+                  std::none_of(round->jobs.begin(), round->jobs.end(), [](const JobStatus& st) { return !st.move.empty(); });
+        // The controller in control may have changed while this round read Slurm and decided
+        // (a failover takes seconds): its steps are applied only if criusd still acts.
+        if (!dry_run && !round->actions.empty() && role.failover) {
+          if (Role now = current_role(slurm); !now.act) {
+            std::cerr << timestamp() << " criusd: standing by: " << util::printable(now.why, 512) << "; the round's "
+                      << round->actions.size() << " steps are dropped\n";
+            role_said = now.why;
+            metrics.acting(false);
+            round->actions.clear();
+          }
+        }
         for (const auto& a : round->actions) {
           char speeds[112] = "";
           if (a.from_samples_per_s > 0 || a.to_samples_per_s > 0)  // 0: a move in flight continues
@@ -355,6 +468,10 @@ int main(int argc, char** argv) {
     if (!dry_run && !options->metrics_file.empty())
       if (auto w = metrics.write(options->metrics_file); !w) std::cerr << timestamp() << " criusd: " << w.error() << "\n";
     if (once) break;
+    if (draining && settled) {
+      std::cerr << timestamp() << " criusd: drained: no move in flight; exiting\n";
+      break;
+    }
     auto next = next_full;
     follow_up = false;
     if (soon >= 0) {
@@ -364,7 +481,8 @@ int main(int argc, char** argv) {
         follow_up = true;
       }
     }
-    while (Clock::now() < next && !g_stop && !g_reload) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (draining) next = std::min(next, round_start + std::chrono::seconds(1));
+    while (Clock::now() < next && !g_stop && !g_reload && g_drain == draining) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   } while (!g_stop);
   return once && failures ? 1 : 0;
 }

@@ -51,6 +51,9 @@ std::string Metrics::text() const {
   auto head = [&](const char* name, const char* type, const char* help) {
     t += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
   };
+  head("crius_criusd_acting", "gauge",
+       "1 while this criusd acts, 0 while it stands by (another slurmctld is in control: criusd(8), FAILOVER).");
+  t += std::string("crius_criusd_acting ") + (m_acting ? "1" : "0") + "\n";
   head("crius_criusd_rounds_total", "counter", "Rounds that read Slurm and decided.");
   t += "crius_criusd_rounds_total " + std::to_string(m_rounds) + "\n";
   head("crius_criusd_round_failures_total", "counter",

@@ -17,6 +17,8 @@ class Metrics {
   // for those the policy may not touch, by the kind of reason.
   void round_decided(const Round& r, double decide_s);
   void round_failed() { ++m_round_failures; }
+  // Whether this criusd acts (beside the slurmctld in control) or stands by (failover.h).
+  void acting(bool yes) { m_acting = yes; }
   void action(Action::Kind kind, bool applied) { ++(applied ? m_actions : m_action_failures)[to_string(kind)]; }
 
   std::string text() const;
@@ -26,6 +28,7 @@ class Metrics {
 
  private:
   std::uint64_t m_rounds = 0, m_round_failures = 0;
+  bool m_acting = true;
   double m_decide_s_sum = 0, m_decide_s_last = 0;
   std::map<std::string, std::uint64_t> m_actions, m_action_failures;  // by Action kind
   std::map<std::string, std::uint64_t> m_jobs_by_state, m_not_considered;  // of the last round

@@ -203,6 +203,19 @@ std::vector<std::string> expand_hostlist(const char* expr) {
 SlurmClient::SlurmClient(const std::string& conf) { slurm_init(conf.empty() ? nullptr : conf.c_str()); }
 SlurmClient::~SlurmClient() { slurm_fini(); }
 
+Result<SlurmClient::Controllers> SlurmClient::controllers() {
+  slurm_conf_t* conf = nullptr;
+  if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS) return slurm_failure("slurm_load_ctl_conf");
+  Controllers c;
+  for (uint32_t i = 0; conf->control_machine && i < conf->control_cnt; ++i) c.hosts.push_back(str(conf->control_machine[i]));
+  c.state_save_location = str(conf->state_save_location);
+  c.timeout_s = conf->slurmctld_timeout;
+  slurm_free_ctl_conf(conf);
+  return c;
+}
+
+bool SlurmClient::ping(int index) { return slurm_ping(index) == SLURM_SUCCESS; }
+
 Result<Snapshot> SlurmClient::snapshot() {
   Snapshot snap;
   snap.now = std::time(nullptr);

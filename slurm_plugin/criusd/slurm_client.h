@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "estimator/plan.h"
 #include "estimator/result.h"
@@ -23,6 +24,16 @@ class SlurmClient {
   SlurmClient& operator=(const SlurmClient&) = delete;
 
   Result<Snapshot> snapshot();
+  // The controllers (SlurmctldHost names, in order), StateSaveLocation and SlurmctldTimeout,
+  // from the controller in control.
+  struct Controllers {
+    std::vector<std::string> hosts;
+    std::string state_save_location;
+    int timeout_s = 120;
+  };
+  Result<Controllers> controllers();
+  // Whether the slurmctld of SlurmctldHost line `index` answers (a standby backup does too).
+  bool ping(int index);
   // A pending job's Cell (apply_cell, as job_submit writes it), and with `nodes` its
   // ReqNodeList (empty: no pin; null: unchanged); with clear_requeue_delay a requeued job
   // becomes eligible now, not after Slurm's delay.

@@ -43,6 +43,9 @@ fi
 grep -qx 'User=slurm' "$unit" && grep -qx 'NoNewPrivileges=yes' "$unit" &&
   grep -q -- '--lock /run/criusd/criusd.lock' "$unit" && grep -qx 'RuntimeDirectory=criusd' "$unit" ||
   { echo "criusd.service lacks its user, hardening or lock"; fail=1; }
+# systemctl stop drains criusd: no move is left half done
+grep -qx 'ExecStop=/usr/sbin/criusd --drain 300 --lock /run/criusd/criusd.lock' "$unit" ||
+  { echo "criusd.service does not drain criusd on stop: $(grep ExecStop "$unit")"; fail=1; }
 
 # The site's files (crius.toml, gpus.toml, models.toml) are conffiles: an upgrade replaces one
 # only where the site left it as the last release shipped it; an edited one is kept and this

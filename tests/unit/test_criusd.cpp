@@ -12,6 +12,7 @@
 #include "scheduler/estimator_throughput.h"
 #include "slurm_plugin/apply_cell.h"
 #include "slurm_plugin/criusd/controller.h"
+#include "slurm_plugin/criusd/failover.h"
 #include "slurm_plugin/criusd/limits.h"
 #include "slurm_plugin/criusd/metrics.h"
 
@@ -411,6 +412,101 @@ BOOST_FIXTURE_TEST_CASE(a_move_in_flight_continues_after_a_restart, Fixture) {
   BOOST_TEST(dropped.history.back().outcome == "dropped: restarted in v100:1x8:1 after its requeue");
 }
 
+BOOST_FIXTURE_TEST_CASE(an_overdue_move_is_rolled_back_not_finished, Fixture) {
+  job::Record rec = make_record("v100:1x8:1", "v100");
+  rec.move = job::Move{{"a100", "a100", 1, 8, 1}, "signalled", 100, "upgrade", {"a100-1"}};
+  rec.log_move_start(rec.cell, rec.move->target, "upgrade", 100);
+  Snapshot s;
+  s.nodes = {node("a100-1", "a100", 0), node("a100-2", "a100", 0), node("v100-1", "v100", 8),
+             node("v100-2", "v100", 0)};
+  SlurmJob j = slurm_job(7, "RUNNING", job::to_text(rec), {"v100-1"});
+  j.partition = "v100";
+  s.jobs = {j};
+  ControllerOptions o;
+  o.checkpoint_grace_s = 30;
+  o.move_resume_limit_s = 600;
+  Controller c(*cluster, o);
+  auto one = [&](double now) {
+    s.now = static_cast<std::time_t>(now);
+    auto r = c.decide(s);
+    BOOST_TEST_REQUIRE(r.ok(), why(r));
+    BOOST_TEST_REQUIRE(r->actions.size() == 1u);
+    return r->actions[0];
+  };
+  // Signalled at 100: the requeue is due at 130; up to 600 s later it still happens.
+  BOOST_TEST(to_string(one(730).kind) == std::string("requeue"));
+  // Later, the checkpoint is stale: the record alone changes, the job runs on where it is.
+  Action late = one(731);
+  BOOST_TEST(to_string(late.kind) == std::string("update_pending"));
+  BOOST_TEST((late.to == late.from));
+  BOOST_TEST(!late.nodes.has_value());
+  auto kept = job::parse_record(late.after)->value();
+  BOOST_TEST(!kept.move.has_value());
+  BOOST_TEST(kept.cell.gpu == "v100");
+  BOOST_TEST(kept.history.back().outcome.rfind("rolled back: criusd did not continue the move within 600 s", 0) == 0,
+             kept.history.back().outcome);
+  BOOST_TEST(kept.history.back().ended == 731);
+  BOOST_TEST(late.abandon.size() > 0);
+
+  // Requeued and held at 131, criusd gone until 732: its old Cell, the pin to the target's
+  // nodes cleared, criusd's hold released.
+  job::Record requeued = rec;
+  requeued.move->phase = "requeued";
+  requeued.move->since = 131;
+  s.jobs[0].state = "PENDING";
+  s.jobs[0].nodes.clear();
+  s.jobs[0].priority = 0;
+  s.jobs[0].reason = "JobHeldUser";
+  s.jobs[0].requeued_held = true;
+  s.jobs[0].end_time = 131;
+  s.jobs[0].admin_comment = job::to_text(requeued);
+  BOOST_TEST(one(731).to.gpu == "a100");  // in time: finished as decided
+  Action back = one(732);
+  BOOST_TEST(to_string(back.kind) == std::string("finish_move"));
+  BOOST_TEST(back.to.gpu == "v100");
+  BOOST_TEST(back.release);
+  BOOST_TEST_REQUIRE(back.nodes.has_value());
+  BOOST_TEST(back.nodes->empty());
+  auto old = job::parse_record(back.after)->value();
+  BOOST_TEST(!old.move.has_value());
+  BOOST_TEST(old.cell.gpu == "v100");
+  BOOST_TEST(old.nodes.empty());
+  BOOST_TEST(old.history.back().outcome.rfind("rolled back:", 0) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(criusd_acts_only_beside_the_controller_in_control) {
+  const std::string beat0("\0\0\0\0\x6b\x13\xcc\x98\0\0\0\0\0\0\0\0", 16);
+  auto hb = parse_heartbeat(beat0);
+  BOOST_TEST_REQUIRE(hb.has_value());
+  BOOST_TEST(hb->time == 0x6b13cc98);
+  BOOST_TEST(hb->controller == 0);
+  std::string beat1 = beat0;
+  beat1[15] = 1;
+  BOOST_TEST(parse_heartbeat(beat1)->controller == 1);
+  BOOST_TEST(!parse_heartbeat(beat0.substr(0, 15)).has_value());
+
+  const std::vector<std::string> two = {"ctl1", "ctl2"};
+  BOOST_TEST(controller_index(two, "ctl2", "ctl2.example.org") == 1);
+  BOOST_TEST(controller_index({"ctl1", "ctl2.example.org"}, "ctl2", "ctl2.example.org") == 1);
+  BOOST_TEST(controller_index(two, "login1", "login1.example.org") == -1);
+
+  const std::time_t now = 0x6b13cc98 + 5;
+  BOOST_TEST(controller_role({"ctl1"}, -1, std::nullopt, "", false, now, 120).act);  // one controller
+  BOOST_TEST(controller_role(two, 0, hb, "", true, now, 120).act);
+  Role standby = controller_role(two, 1, hb, "", true, now, 120);
+  BOOST_TEST(!standby.act);
+  BOOST_TEST(standby.why == "slurmctld on ctl1 is in control, not the one on ctl2");
+  BOOST_TEST(controller_role(two, 1, parse_heartbeat(beat1), "", true, now, 120).act);  // took over
+  BOOST_TEST(!controller_role(two, 0, hb, "", false, now, 120).act);  // its slurmctld is gone
+  BOOST_TEST(!controller_role(two, 0, hb, "", true, now + 200, 120).act);  // stale heartbeat
+  Role elsewhere = controller_role(two, -1, hb, "", true, now, 120);
+  BOOST_TEST(!elsewhere.act);
+  BOOST_TEST(elsewhere.why.find("this host is none of them") != std::string::npos);
+  Role unreadable = controller_role(two, 0, std::nullopt, "/var/spool/slurmctld/heartbeat: Permission denied", true, now, 120);
+  BOOST_TEST(!unreadable.act);
+  BOOST_TEST(unreadable.why.find("Permission denied") != std::string::npos);
+}
+
 BOOST_FIXTURE_TEST_CASE(bad_criusd_section_names_the_key, Fixture) {
   auto t = toml::parse("[criusd]\nintervall_s = 3\n");
   cluster->table = t;
@@ -440,6 +536,11 @@ BOOST_FIXTURE_TEST_CASE(bad_criusd_section_names_the_key, Fixture) {
   BOOST_TEST_REQUIRE(shared.ok(), why(shared));
   BOOST_TEST((shared->objective == scheduler::Objective::efficiency));
   BOOST_TEST(shared->rate_window_s == 120);
+  // A resume limit within one interval would roll back moves nothing interrupted.
+  cluster->table = toml::parse("[criusd]\ninterval_s = 600\nmove_resume_limit_s = 600\n");
+  auto limit = load_controller_options(*cluster);
+  BOOST_TEST_REQUIRE(!limit.ok());
+  BOOST_TEST(limit.error().find("move_resume_limit_s (600 s) must exceed interval_s (600 s)") != std::string::npos, limit.error());
   cluster->table = toml::parse("[job_submit]\nobjective = \"quick\"\n");
   auto bad = load_controller_options(*cluster);
   BOOST_TEST_REQUIRE(!bad.ok());
@@ -1302,6 +1403,9 @@ BOOST_AUTO_TEST_CASE(metrics_count_rounds_actions_and_reasons) {
   const std::string t = m.text();
   auto has = [&](const std::string& line) { return t.find("\n" + line + "\n") != std::string::npos; };
   BOOST_TEST(has("crius_criusd_rounds_total 2"), t);
+  BOOST_TEST(has("crius_criusd_acting 1"));
+  m.acting(false);
+  BOOST_TEST(m.text().find("\ncrius_criusd_acting 0\n") != std::string::npos);
   BOOST_TEST(has("crius_criusd_round_failures_total 1"));
   BOOST_TEST(has("crius_criusd_decide_seconds 0.5"));
   BOOST_TEST(has("crius_criusd_decide_seconds_total 0.75"));
