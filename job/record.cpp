@@ -21,7 +21,7 @@ json ranked_json(const Ranked& r) {
 Result<Request> request_from_json(const json& j) {
   util::JsonObject r(j, "crius record: request");
   if (auto ok = r.only({"model", "model_file", "model_spec", "global_batch", "iters", "runtime", "cell",
-                        "deadline_s", "max_gpus", "partitions", "objective", "movable"});
+                        "deadline_s", "max_gpus", "partitions", "objective", "movable", "checkpoint_grace_s"});
       !ok)
     return make_error(ok.error());
   Request q;
@@ -57,6 +57,11 @@ Result<Request> request_from_json(const json& j) {
   q.pin = *pin;
   CRIUS_JSON_GET(q.objective, r.string("objective", std::string("throughput")));
   CRIUS_JSON_GET(q.movable, r.boolean("movable", false));
+  if (r.has("checkpoint_grace_s")) {
+    long n = 0;
+    CRIUS_JSON_GET(n, r.integer("checkpoint_grace_s", 1, 86400));
+    q.checkpoint_grace_s = static_cast<int>(n);
+  }
   if (r.has("partitions")) {
     const json& p = j["partitions"];
     if (!p.is_array() || p.size() > 64) return make_error("crius record: request: key 'partitions' must be a list");
@@ -231,6 +236,7 @@ std::string to_text(const Record& rec) {
   if (q.max_gpus) rq["max_gpus"] = *q.max_gpus;
   if (!q.partitions.empty()) rq["partitions"] = q.partitions;
   if (q.movable) rq["movable"] = true;
+  if (q.checkpoint_grace_s) rq["checkpoint_grace_s"] = *q.checkpoint_grace_s;
   // "crius" first: looks_like_record() knows a record by its first bytes.
   nlohmann::ordered_json j;
   j["crius"] = kRecordVersion;

@@ -34,6 +34,7 @@ struct Request {
   std::vector<std::string> partitions;  // the job's own -p list ("" = crius.toml's)
   std::string objective = "throughput";  // [job_submit] objective at submission
   bool movable = false;  // --crius-movable: the job checkpoints on the signal and resumes
+  std::optional<int> checkpoint_grace_s;  // --crius-checkpoint-grace (none: the site's)
   bool operator==(const Request&) const = default;
 };
 

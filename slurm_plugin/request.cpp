@@ -56,6 +56,9 @@ const std::vector<OptionInfo>& options() {
       {Option::movable, "crius-movable", nullptr,
        "[crius] the job checkpoints on criusd's signal and resumes after a requeue: criusd may move it "
        "while it runs (batch jobs only)"},
+      {Option::checkpoint_grace, "crius-checkpoint-grace", "SECONDS",
+       "[crius] with --crius-movable: time the job needs to save its checkpoint after criusd's signal "
+       "(default and maximum: the site's)"},
   };
   return table;
 }
@@ -107,6 +110,14 @@ Result<int> parse_max_gpus(std::string_view text) {
   if (!v || *v < 1)
     return make_error("--crius-max-gpus: " + shown(text) + " is not a whole number from 1 to " +
                       std::to_string(kMaxUserGpus));
+  return static_cast<int>(*v);
+}
+
+Result<int> parse_checkpoint_grace(std::string_view text) {
+  auto v = to_long(text, kMaxCheckpointGraceS);
+  if (!v || *v < 1)
+    return make_error("--crius-checkpoint-grace: " + shown(text) + " is not a whole number of seconds from 1 to " +
+                      std::to_string(kMaxCheckpointGraceS));
   return static_cast<int>(*v);
 }
 
@@ -213,6 +224,11 @@ Result<void> check_option(Option o, std::string_view value) {
       if (!r) return make_error(r.error());
       return {};
     }
+    case Option::checkpoint_grace: {
+      auto r = parse_checkpoint_grace(value);
+      if (!r) return make_error(r.error());
+      return {};
+    }
     case Option::explain:
     case Option::movable:
       return {};
@@ -309,6 +325,12 @@ Result<JobRequest> parse_request(const std::vector<std::string_view>& env) {
       case Option::movable:
         req.movable = true;
         break;
+      case Option::checkpoint_grace: {
+        auto r = parse_checkpoint_grace(value);
+        if (!r) return make_error(r.error());
+        req.checkpoint_grace_s = *r;
+        break;
+      }
     }
   }
   if (!seen[static_cast<std::size_t>(Option::model)]) {

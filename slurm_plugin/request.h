@@ -35,8 +35,8 @@ inline constexpr long kMaxIters = 1L << 40;
 inline constexpr long kMaxDeadlineS = 366L * 24 * 3600;
 
 // The SPANK options (without the leading "--"), in the order sbatch --help lists them.
-enum class Option { model, global_batch, iters, cell, runtime, deadline, max_gpus, explain, movable };
-inline constexpr std::size_t kOptionCount = static_cast<std::size_t>(Option::movable) + 1;  // the last one
+enum class Option { model, global_batch, iters, cell, runtime, deadline, max_gpus, explain, movable, checkpoint_grace };
+inline constexpr std::size_t kOptionCount = static_cast<std::size_t>(Option::checkpoint_grace) + 1;  // the last one
 struct OptionInfo {
   Option id;
   const char* name;     // "crius-model"
@@ -59,6 +59,7 @@ struct JobRequest {
   std::optional<int> max_gpus;  // --crius-max-gpus: the largest Cell the user accepts
   bool explain = false;
   bool movable = false;  // --crius-movable: criusd may checkpoint, requeue and move it while it runs
+  std::optional<int> checkpoint_grace_s;  // --crius-checkpoint-grace: its time to checkpoint after the signal
 };
 
 // Single-value parsers; errors name the option ("--crius-global-batch: ...").
@@ -69,6 +70,8 @@ Result<estimator::Runtime> parse_runtime_name(std::string_view text);
 // Slurm's time formats: MIN, MIN:SEC, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS.
 Result<long> parse_deadline(std::string_view text);
 Result<int> parse_max_gpus(std::string_view text);
+inline constexpr long kMaxCheckpointGraceS = 86400;
+Result<int> parse_checkpoint_grace(std::string_view text);
 inline constexpr long kMaxUserGpus = 1'000'000;
 // A model catalogue name ([A-Za-z0-9._+-], at most 128) or a file path (contains
 // '/' or ends in ".toml"); returns true for a path.

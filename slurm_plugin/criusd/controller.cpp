@@ -133,8 +133,13 @@ const std::vector<std::string>& controller_option_keys() {
       "interval_s",     "policy",         "max_moves_per_round", "checkpoint_signal",         "checkpoint_grace_s",
       "restart_cost_s", "default_iterations", "skip_users",      "skip_accounts",             "skip_partitions",
       "skip_qos",       "min_runtime_s",  "max_moves_per_job_per_hour", "max_moves_per_user_per_hour", "lock_file",
-      "metrics_file",   "rate_window_s",  "move_resume_limit_s"};
+      "metrics_file",   "rate_window_s",  "move_resume_limit_s", "max_checkpoint_grace_s"};
   return keys;
+}
+
+double checkpoint_grace(const job::Record& rec, const ControllerOptions& o) {
+  if (!rec.request.checkpoint_grace_s) return o.checkpoint_grace_s;
+  return std::min<double>(*rec.request.checkpoint_grace_s, o.max_checkpoint_grace_s);
 }
 
 Result<ControllerOptions> load_controller_options(const estimator::Cluster& cluster) {
@@ -196,6 +201,8 @@ Result<ControllerOptions> load_controller_options(const estimator::Cluster& clus
       o.checkpoint_signal = s;
     } else if (k == "min_runtime_s") {
       auto v = number(0, 1e7); if (!v) return make_error(v.error()); o.min_runtime_s = *v;
+    } else if (k == "max_checkpoint_grace_s") {
+      auto v = number(1, 86400); if (!v) return make_error(v.error()); o.max_checkpoint_grace_s = *v;
     } else if (k == "move_resume_limit_s") {
       auto v = number(1, 1e7); if (!v) return make_error(v.error()); o.move_resume_limit_s = *v;
     } else if (k == "rate_window_s") {
@@ -247,6 +254,7 @@ nlohmann::json to_json(const Action& a) {
           {"to", estimator::to_json(a.to)},       {"reason", a.reason},    {"from_samples_per_s", a.from_samples_per_s},
           {"to_samples_per_s", a.to_samples_per_s}, {"gain_samples_per_s", a.gain_samples_per_s}};
   if (a.nodes) j["nodes"] = *a.nodes;
+  if (a.kind == Action::Kind::checkpoint) j["checkpoint_grace_s"] = a.grace_s;
   return j;
 }
 
@@ -438,7 +446,8 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       // checkpoint is stale by now (or it was never signalled): the move is rolled back, never
       // finished on an old checkpoint. A running job keeps running where it is; a requeued one
       // gets its old Cell and criusd's hold released.
-      const double due = static_cast<double>(rec.move->since) + (phase == "signalled" ? m_options.checkpoint_grace_s : 0);
+      const double grace = checkpoint_grace(rec, m_options);
+      const double due = static_cast<double>(rec.move->since) + (phase == "signalled" ? grace : 0);
       if (now > due + m_options.move_resume_limit_s && !(running && phase == "requeued")) {
         const std::string why = "rolled back: criusd did not continue the move within " +
                                 util::fixed(m_options.move_resume_limit_s, 0) + " s (its step was due " +
@@ -465,6 +474,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       }
       if (running && phase == "signalling") {
         a.kind = Action::Kind::checkpoint;  // the signal may not have been sent: send it (again)
+        a.grace_s = grace;
         a.before = job::to_text(rec);
         rec.move->phase = "signalled";
         rec.move->since = snap.now;
@@ -472,7 +482,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
         round.actions.push_back(a);
       } else if (running && (phase == "requeuing" ||
                              (phase == "signalled" &&
-                              now >= static_cast<double>(rec.move->since) + m_options.checkpoint_grace_s))) {
+                              now >= static_cast<double>(rec.move->since) + grace))) {
         a.kind = Action::Kind::requeue;
         rec.move->phase = "requeuing";
         rec.move->since = snap.now;
@@ -870,6 +880,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     rec.log_move_start(rec.cell, to, d.reason, snap.now);
     rec.move = job::Move{to, "signalling", snap.now, d.reason, target_nodes};
     a.kind = Action::Kind::checkpoint;
+    a.grace_s = checkpoint_grace(rec, m_options);
     a.before = job::to_text(rec);
     rec.move->phase = "signalled";
     a.after = job::to_text(rec);

@@ -26,6 +26,7 @@ struct ControllerOptions {
   int max_moves_per_round = 2;     // running jobs signalled per round (migration budget)
   int checkpoint_signal = 10;      // SIGUSR1
   double checkpoint_grace_s = 30;  // between the signal and the requeue
+  double max_checkpoint_grace_s = 600;  // the most a job may ask for (--crius-checkpoint-grace)
   double restart_cost_s = 60;
   double default_iterations = 1000;  // for jobs submitted without --crius-iters
   // Site controls: jobs of these users, accounts, partitions and QOS are never touched.
@@ -45,6 +46,9 @@ struct ControllerOptions {
 
 // The keys of [criusd] (criusd(8)).
 const std::vector<std::string>& controller_option_keys();
+// The job's checkpoint grace: its own (--crius-checkpoint-grace) up to max_checkpoint_grace_s,
+// else checkpoint_grace_s.
+double checkpoint_grace(const job::Record& rec, const ControllerOptions& o);
 // Reads the [criusd] table of crius.toml (unknown keys are errors).
 // [criusd], and the site's largest Cell ([job_submit] max_gpus), which criusd's moves honour too.
 Result<ControllerOptions> load_controller_options(const estimator::Cluster& cluster);
@@ -75,6 +79,7 @@ struct Action {
   // criusd's pin; none leaves it.
   std::optional<std::vector<std::string>> nodes;
   std::string reason;
+  double grace_s = 0;  // checkpoint: the job's checkpoint grace, after which the requeue is due
   // Estimated throughput in the old and the new Cell (0 where infeasible) and
   // their difference.  A pending job does not run at `from` yet: it may move to a
   // slower Cell that is free now.

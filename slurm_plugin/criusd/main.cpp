@@ -448,7 +448,7 @@ int main(int argc, char** argv) {
             continue;
           }
           metrics.action(a.kind, true);
-          const double next_step = a.kind == Action::Kind::checkpoint ? options->checkpoint_grace_s + 0.5
+          const double next_step = a.kind == Action::Kind::checkpoint ? a.grace_s + 0.5
                                    : a.kind == Action::Kind::requeue  ? 1.0
                                                                       : -1;
           if (next_step >= 0 && (soon < 0 || next_step < soon)) soon = next_step;

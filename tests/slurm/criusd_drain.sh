@@ -13,7 +13,7 @@ plugin_preflight
 [ -x "$B/sbin/criusd" ] || fail "$B/sbin/criusd not built"
 
 conf=$TEST_TMP/crius.toml
-crius_conf a100:1x8,v100:1x8 "move_resume_limit_s = 3" "max_moves_per_job_per_hour = 16" >"$conf"
+crius_conf a100:1x8,v100:1x8 "move_resume_limit_s = 4" "max_moves_per_job_per_hour = 16" >"$conf"
 
 cat >"$TEST_TMP/inner.sh" <<'INNER'
 #!/usr/bin/env bash
@@ -32,8 +32,11 @@ echo "start on $SLURMD_NODENAME restarts=${SLURM_RESTART_COUNT:-0}" >>progress.l
 trap 'echo "checkpoint on $SLURMD_NODENAME" >>progress.log' USR1
 for _ in $(seq 1500); do sleep 0.2; done
 J
-id=$(sbatch --parsable -o job.out --open-mode=append --crius-model=bert__1.3B --crius-global-batch=256 --crius-movable job.sh) ||
-  fail "crius sbatch"
+id=$(sbatch --parsable -o job.out --open-mode=append --crius-model=bert__1.3B --crius-global-batch=256 --crius-movable \
+  --crius-checkpoint-grace=3 job.sh) || fail "crius sbatch"
+# its own checkpoint grace (the site's is 2 s) reaches the record through SPANK and job_submit
+job_field "$id" AdminComment | jq -e '.request.checkpoint_grace_s == 3' >/dev/null ||
+  fail "--crius-checkpoint-grace not recorded: $(job_field "$id" AdminComment)"
 sleep 1
 [ "$(job_field "$id" Partition)" = a100 ] || fail "test premise: job_submit should choose a100"
 criusd --once 2>once.err || { cat once.err; fail "criusd --once failed"; }
@@ -48,7 +51,7 @@ cat die.err
 grep -q "die-after requeue" die.err || fail "criusd did not die after the requeue"
 wait_state "$id" PENDING 20
 job_field "$id" AdminComment | grep -qE '"phase":"requeu(ing|ed)"' || fail "move not recorded as requeued"
-sleep 4  # past move_resume_limit_s (3 s)
+sleep 5  # past move_resume_limit_s (4 s)
 criusd --once 2>late.err || { cat late.err; fail "criusd --once failed after the interruption"; }
 cat late.err
 grep -q "job $id: the move to a100.* is rolled back" late.err || fail "the interrupted move was not rolled back"
@@ -56,7 +59,7 @@ wait_state "$id" RUNNING
 [ "$(job_field "$id" Partition)" = v100 ] || fail "job $id did not run again in its old Cell: $(job_field "$id" Partition)"
 [ "$(job_field "$id" Restarts)" = 1 ] || fail "job $id Restarts=$(job_field "$id" Restarts)"
 job_field "$id" AdminComment | jq -e '(.move == null) and (.cell.gpu == "v100") and
-  (.history[-1].outcome | startswith("rolled back: criusd did not continue the move within 3 s"))' >/dev/null ||
+  (.history[-1].outcome | startswith("rolled back: criusd did not continue the move within 4 s"))' >/dev/null ||
   fail "the record after the rollback: $(job_field "$id" AdminComment)"
 
 # 2. criusd moves it to a100 again; drained while the checkpoint grace runs

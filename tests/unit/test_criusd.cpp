@@ -474,6 +474,45 @@ BOOST_FIXTURE_TEST_CASE(an_overdue_move_is_rolled_back_not_finished, Fixture) {
   BOOST_TEST(old.history.back().outcome.rfind("rolled back:", 0) == 0);
 }
 
+BOOST_FIXTURE_TEST_CASE(a_jobs_own_checkpoint_grace_times_its_requeue, Fixture) {
+  job::Record rec = make_record("v100:1x8:1", "v100");
+  rec.request.checkpoint_grace_s = 120;
+  rec.move = job::Move{{"a100", "a100", 1, 8, 1}, "signalled", 100, "upgrade", {}};
+  rec.log_move_start(rec.cell, rec.move->target, "upgrade", 100);
+  Snapshot s;
+  s.nodes = {node("a100-1", "a100", 0), node("a100-2", "a100", 0), node("v100-1", "v100", 8), node("v100-2", "v100", 0)};
+  SlurmJob j = slurm_job(7, "RUNNING", job::to_text(rec), {"v100-1"});
+  j.partition = "v100";
+  s.jobs = {j};
+  ControllerOptions o;
+  o.checkpoint_grace_s = 30;
+  Controller c(*cluster, o);
+  auto kinds = [&](std::time_t now) {
+    s.now = now;
+    auto r = c.decide(s, true);
+    BOOST_TEST_REQUIRE(r.ok(), why(r));
+    return r->actions.empty() ? std::string("none") : std::string(to_string(r->actions[0].kind));
+  };
+  BOOST_TEST(kinds(131) == "none");  // the site's 30 s are not the job's 120
+  BOOST_TEST(kinds(219) == "none");
+  BOOST_TEST(kinds(220) == "requeue");
+  // More than the site allows is cut to max_checkpoint_grace_s.
+  rec.request.checkpoint_grace_s = 5000;
+  s.jobs[0].admin_comment = job::to_text(rec);
+  ControllerOptions capped = o;
+  capped.max_checkpoint_grace_s = 600;
+  capped.move_resume_limit_s = 900;
+  BOOST_TEST(checkpoint_grace(rec, capped) == 600);
+  Controller c2(*cluster, capped);
+  s.now = 699;
+  BOOST_TEST(c2.decide(s, true)->actions.empty());
+  s.now = 700;
+  BOOST_TEST(to_string(c2.decide(s, true)->actions.at(0).kind) == std::string("requeue"));
+  job::Record plain = rec;
+  plain.request.checkpoint_grace_s.reset();
+  BOOST_TEST(checkpoint_grace(plain, capped) == 30);
+}
+
 BOOST_AUTO_TEST_CASE(criusd_acts_only_beside_the_controller_in_control) {
   const std::string beat0("\0\0\0\0\x6b\x13\xcc\x98\0\0\0\0\0\0\0\0", 16);
   auto hb = parse_heartbeat(beat0);

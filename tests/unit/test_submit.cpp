@@ -228,6 +228,28 @@ BOOST_AUTO_TEST_CASE(the_users_maximum_bounds_the_cell_and_is_recorded) {
   BOOST_TEST(!parse_max_gpus("2x").ok());
 }
 
+BOOST_AUTO_TEST_CASE(the_jobs_checkpoint_grace_is_parsed_bounded_and_recorded) {
+  const std::string name = option_env_name(Option::checkpoint_grace);
+  const std::string model = option_env_name(Option::model) + "=bert__1.3B";
+  const std::string batch = option_env_name(Option::global_batch) + "=256";
+  const std::string grace = name + "=120";
+  auto r = parse_request({model, batch, grace});
+  BOOST_TEST_REQUIRE(r.ok(), why(r));
+  BOOST_TEST(r->checkpoint_grace_s.value_or(0) == 120);
+  for (const char* bad : {"0", "86401", "2m", "-5", ""}) {
+    auto b = parse_request({model, batch, name + "=" + bad});
+    BOOST_TEST_REQUIRE(!b.ok(), bad);
+    BOOST_TEST(b.error().find("--crius-checkpoint-grace: ") == 0u, b.error());
+  }
+  Loaded c = conf();
+  auto d = decide(*r, c, "");
+  BOOST_TEST_REQUIRE(d.ok(), why(d));
+  auto back = job::parse_record(job::to_text(d->record));
+  BOOST_TEST_REQUIRE((back.has_value() && *back));
+  BOOST_TEST(back->value().request.checkpoint_grace_s.value_or(0) == 120);
+  BOOST_TEST(!job::parse_record(R"({"crius":3,"request":{"model":"m","global_batch":8,"checkpoint_grace_s":0}})")->ok());
+}
+
 BOOST_AUTO_TEST_CASE(a_deadline_gets_the_smallest_cell_that_meets_it_or_is_flagged_or_refused) {
   Loaded c = conf();
   JobRequest r = bert();
