@@ -10,6 +10,8 @@
 #   make demo       the end-to-end demo on a throwaway local Slurm cluster
 #   make bench      benchmarks (speed and accuracy figures)
 #   make install    DESTDIR and prefix honoured; plugins go to Slurm's PluginDir
+#   make packages-check  the Debian packages (debian/), in a throwaway root only
+#                   (scripts/check-fresh --only packages)
 #   make SANITIZE=address,undefined check
 #   make WERROR=1   warnings are errors (CI sets this)
 
@@ -25,7 +27,7 @@ endif
 # The README's two commands install missing Debian packages first; every other target only
 # configures (configure names the package of anything missing).
 config.mk: configure.ac config.mk.in scripts/bootstrap scripts/install-deps
-	scripts/bootstrap $(if $(filter check demo,$(MAKECMDGOALS)),--install-deps)
+	scripts/bootstrap $(if $(filter check demo packages-check,$(MAKECMDGOALS)),--install-deps)
 
 # ---- build settings -------------------------------------------------------
 # `make clean` removes B when it is given (command line or environment), else both defaults.
@@ -120,7 +122,7 @@ $(LIBCRIUS): $(LIBCRIUS_OBJS)
 # Programs list their objects as prerequisites; EXTRA_LIBS is set per target.
 LINK_PROGRAM = @mkdir -p $(@D) && $(CXX) $(LDFLAGS_ALL) -o $@ $(filter %.o %.a,$^) $(EXTRA_LIBS) $(TOML_LIBS) -lpthread
 
-.PHONY: all check demo bench install uninstall clean distclean lint-man print-installed
+.PHONY: all check demo bench install uninstall clean distclean lint-man print-installed packages-check
 all: $(PROGRAMS) $(SBIN_PROGRAMS) $(PLUGINS)
 
 check: all $(if $(PARTIAL_BUILD),,$(TEST_PROGRAMS))
@@ -136,6 +138,11 @@ bench: all $(if $(PARTIAL_BUILD),,$(BENCH_PROGRAMS))
 
 lint-man:
 	B=$(B) tests/run man
+
+# Build the Debian packages, install, test, upgrade and purge them: system-wide, so only in a
+# throwaway root (scripts/check-packages says how).
+packages-check:
+	scripts/check-packages --throwaway-root
 
 # ---- install ---------------------------------------------------------------
 INSTALL ?= install
