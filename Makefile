@@ -83,6 +83,7 @@ include scheduler/module.mk
 include slurm_plugin/module.mk
 include slurm_plugin/criusd/module.mk
 include launcher/module.mk
+include status/module.mk
 include etc/module.mk
 include tests/module.mk
 

@@ -51,6 +51,11 @@ cat die.err
 grep -q "die-after requeue" die.err || fail "criusd did not die after the requeue"
 wait_state "$id" PENDING 20
 job_field "$id" AdminComment | grep -qE '"phase":"requeu(ing|ed)"' || fail "move not recorded as requeued"
+# what its user sees: the move in flight, and the move in its history
+PATH="$B/bin:$PATH" crius-status "$id" >status1.txt || fail "crius-status failed"
+cat status1.txt
+grep -qE "^  moving to a100:1x8:1 in a100: requeu(ing|ed) since " status1.txt && grep -q "in flight  (upgrade" status1.txt ||
+  fail "crius-status does not show the move in flight"
 sleep 5  # past move_resume_limit_s (4 s)
 criusd --once 2>late.err || { cat late.err; fail "criusd --once failed after the interruption"; }
 cat late.err
@@ -58,6 +63,10 @@ grep -q "job $id: the move to a100.* is rolled back" late.err || fail "the inter
 wait_state "$id" RUNNING
 [ "$(job_field "$id" Partition)" = v100 ] || fail "job $id did not run again in its old Cell: $(job_field "$id" Partition)"
 [ "$(job_field "$id" Restarts)" = 1 ] || fail "job $id Restarts=$(job_field "$id" Restarts)"
+PATH="$B/bin:$PATH" crius-status --json "$id" >status2.json || fail "crius-status --json failed"
+jq -e --argjson id "$id" '.[0].job == $id and .[0].state == "RUNNING" and
+  (.[0].record.history[-1].outcome | startswith("rolled back:"))' status2.json >/dev/null ||
+  fail "crius-status --json after the rollback: $(cat status2.json)"
 job_field "$id" AdminComment | jq -e '(.move == null) and (.cell.gpu == "v100") and
   (.history[-1].outcome | startswith("rolled back: criusd did not continue the move within 4 s"))' >/dev/null ||
   fail "the record after the rollback: $(job_field "$id" AdminComment)"
