@@ -45,6 +45,20 @@ long long mtime_ns(const std::string& path) {
   return static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
 }
 
+// Log lines on standard error, each with its level: under systemd (JOURNAL_STREAM set) as the
+// "<N>" prefix journald turns into the entry's priority (journalctl -p warning), else after a
+// timestamp, with "error:" or "warning:" spelled out.
+enum class Level { error = 3, warning = 4, notice = 5, info = 6 };
+const bool g_journal = std::getenv("JOURNAL_STREAM") != nullptr;
+std::string timestamp();
+std::ostream& log(Level level) {
+  if (g_journal) return std::cerr << '<' << static_cast<int>(level) << ">criusd: ";
+  std::cerr << timestamp() << " criusd: ";
+  if (level == Level::error) std::cerr << "error: ";
+  if (level == Level::warning) std::cerr << "warning: ";
+  return std::cerr;
+}
+
 std::string timestamp() {
   char buf[32];
   std::time_t t = std::time(nullptr);
@@ -357,17 +371,17 @@ int main(int argc, char** argv) {
       const long long now_mtime = mtime_ns(path);
       if (auto r = load(); r) {
         options = &controller_ptr->options();
-        std::cerr << timestamp() << " criusd: reloaded " << path << "\n";
+        log(Level::notice) << "reloaded " << path << "\n";
       } else {
         loaded_mtime = now_mtime;  // tried: again at the next edit or SIGHUP
-        std::cerr << timestamp() << " criusd: reload failed, keeping the configuration in use: " << r.error() << "\n";
+        log(Level::error) << "reload failed, keeping the configuration in use: " << r.error() << "\n";
       }
     }
     const auto round_start = Clock::now();
     // Draining (SIGUSR2, criusd --drain): only the steps of moves in flight, until none is left.
     const bool draining = g_drain;
     if (draining && !drain_said) {
-      std::cerr << timestamp() << " criusd: draining: finishing the moves in flight, starting none\n";
+      log(Level::notice) << "draining: finishing the moves in flight, starting none\n";
       drain_said = true;
     }
     if (draining) follow_up = true;
@@ -382,13 +396,13 @@ int main(int argc, char** argv) {
       role = current_role(slurm);
       metrics.acting(role.act);
       if (role.why != role_said)
-        std::cerr << timestamp() << " criusd: " << (role.act ? "acting: " : "standing by: ") << util::printable(role.why, 512) << "\n";
+        log(Level::notice) << (role.act ? "acting: " : "standing by: ") << util::printable(role.why, 512) << "\n";
       role_said = role.why;
     }
     if (!role.act) {
       settled = true;  // another criusd acts, or none may: nothing changed, nothing reported
     } else if (auto snap = slurm.snapshot(); !snap) {
-      std::cerr << timestamp() << " criusd: cannot read Slurm: " << snap.error() << "\n";
+      log(Level::error) << "cannot read Slurm: " << snap.error() << "\n";
       ++failures;
       metrics.round_failed();
     } else {
@@ -396,11 +410,11 @@ int main(int argc, char** argv) {
       if (!save_state.empty()) {
         auto w = util::write_private_file(
             save_state, to_json(*snap).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-        if (!w) std::cerr << timestamp() << " criusd: --save-state: " << w.error() << "\n";
+        if (!w) log(Level::warning) << "--save-state: " << w.error() << "\n";
       }
       auto round = controller_ptr->decide(*snap, follow_up);
       if (!round) {
-        std::cerr << timestamp() << " criusd: " << round.error() << "\n";
+        log(Level::error) << round.error() << "\n";
         ++failures;
         metrics.round_failed();
       } else if (status) {
@@ -408,13 +422,13 @@ int main(int argc, char** argv) {
       } else {
         metrics.round_decided(*round, round->decide_ms / 1000);
         if (json) std::cout << to_json(*round).dump() << std::endl;
-        for (const auto& note : round->notes) std::cerr << timestamp() << " criusd: " << note << "\n";
+        for (const auto& note : round->notes) log(Level::info) << note << "\n";
         std::map<std::uint32_t, std::string> considered;  // logged when it changes
         for (const auto& st : round->jobs) {
           considered[st.job] = st.considered;
           auto was = last_considered.find(st.job);
           if (st.considered.rfind("no: ", 0) == 0 && (was == last_considered.end() || was->second != st.considered))
-            std::cerr << timestamp() << " criusd: job " << st.job << " not considered: "
+            log(Level::info) << "job " << st.job << " not considered: "
                       << util::printable(st.considered.substr(4), 256) << "\n";
         }
         last_considered = std::move(considered);
@@ -424,7 +438,7 @@ int main(int argc, char** argv) {
         // (a failover takes seconds): its steps are applied only if criusd still acts.
         if (!dry_run && !round->actions.empty() && role.failover) {
           if (Role now = current_role(slurm); !now.act) {
-            std::cerr << timestamp() << " criusd: standing by: " << util::printable(now.why, 512) << "; the round's "
+            log(Level::warning) << "standing by: " << util::printable(now.why, 512) << "; the round's "
                       << round->actions.size() << " steps are dropped\n";
             role_said = now.why;
             metrics.acting(false);
@@ -436,13 +450,13 @@ int main(int argc, char** argv) {
           if (a.from_samples_per_s > 0 || a.to_samples_per_s > 0)  // 0: a move in flight continues
             std::snprintf(speeds, sizeof speeds, "; estimated %.2f -> %.2f samples/s", a.from_samples_per_s,
                           a.to_samples_per_s);
-          std::cerr << timestamp() << " criusd: " << (dry_run ? "would " : "") << to_string(a.kind)
+          log(Level::notice) << (dry_run ? "would " : "") << to_string(a.kind)
                     << " job " << a.job << " " << estimator::describe(a.from) << " -> " << estimator::describe(a.to)
                     << (a.nodes ? " on nodes [" + util::join(*a.nodes, ",") + "]" : std::string())
                     << " (" << a.reason << speeds << ")\n";
           if (dry_run) continue;
           if (auto r = apply(slurm, *options, a); !r) {
-            std::cerr << timestamp() << " criusd: job " << a.job << ": " << util::printable(r.error(), 512) << "\n";
+            log(Level::error) << "job " << a.job << ": " << util::printable(r.error(), 512) << "\n";
             ++failures;
             metrics.action(a.kind, false);
             continue;
@@ -455,21 +469,21 @@ int main(int argc, char** argv) {
         }
         if (!dry_run && !follow_up && !options->free_gpus_file.empty())
           if (auto w = write_free_gpus(options->free_gpus_file, round->free); !w) {
-            std::cerr << timestamp() << " criusd: " << w.error() << "\n";
+            log(Level::warning) << w.error() << "\n";
             ++failures;
           }
       }
     }
     } catch (const std::exception& e) {
-      std::cerr << timestamp() << " criusd: round failed: " << util::printable(e.what(), 512) << "\n";
+      log(Level::error) << "round failed: " << util::printable(e.what(), 512) << "\n";
       ++failures;
       metrics.round_failed();
     }
     if (!dry_run && !options->metrics_file.empty())
-      if (auto w = metrics.write(options->metrics_file); !w) std::cerr << timestamp() << " criusd: " << w.error() << "\n";
+      if (auto w = metrics.write(options->metrics_file); !w) log(Level::warning) << w.error() << "\n";
     if (once) break;
     if (draining && settled) {
-      std::cerr << timestamp() << " criusd: drained: no move in flight; exiting\n";
+      log(Level::notice) << "drained: no move in flight; exiting\n";
       break;
     }
     auto next = next_full;

@@ -17,7 +17,8 @@ set -u
 cd "$TEST_TMP"
 id=$(sbatch --parsable -o /dev/null --crius-model=bert__1.3B --crius-global-batch=256 --wrap 'sleep 600') || fail "crius sbatch"
 wait_state "$id" RUNNING
-criusd 2>loop.err & pid=$!
+# as under systemd: each line with its level as journald's "<N>" prefix
+JOURNAL_STREAM=8:12345 criusd 2>loop.err & pid=$!
 trap 'kill $pid 2>/dev/null' EXIT
 rounds() { awk '$1 == "crius_criusd_rounds_total" {print $2}' criusd.prom 2>/dev/null || echo 0; }
 wait_rounds() { # N: until criusd has decided N rounds in all
@@ -30,14 +31,15 @@ good=$(cat "$CRIUS_CONF")
 printf '%s\n[criusd\n' "$good" >"$CRIUS_CONF"
 for _ in $(seq 50); do grep -q "reload failed" loop.err && break; sleep 0.1; done
 grep "reload failed" loop.err || { cat loop.err; fail "no message for a crius.toml that does not load"; }
-grep -q "reload failed, keeping the configuration in use: $CRIUS_CONF:[0-9]" loop.err || fail "the message does not name the file and line"
+grep -q "^<3>criusd: reload failed, keeping the configuration in use: $CRIUS_CONF:[0-9]" loop.err ||
+  fail "the message is not an error naming the file and line"
 n=$(rounds); wait_rounds $((n + 2))
 kill -0 $pid || fail "criusd stopped on a broken crius.toml"
 # A good edit: skip_users names root, whose job is then left alone.
 printf '%s\nskip_users = ["root"]\n' "$good" >"$CRIUS_CONF"
 for _ in $(seq 50); do grep -q "job $id not considered: its user" loop.err && break; sleep 0.1; done
-grep -q "criusd: reloaded $CRIUS_CONF" loop.err || { cat loop.err; fail "the good edit was not reloaded"; }
-grep -q "job $id not considered: its user, account, partition or QOS is on a skip list" loop.err ||
+grep -q "^<5>criusd: reloaded $CRIUS_CONF" loop.err || { cat loop.err; fail "the good edit was not reloaded"; }
+grep -q "^<6>criusd: job $id not considered: its user, account, partition or QOS is on a skip list" loop.err ||
   { cat loop.err; fail "the reloaded skip_users did not take effect"; }
 # SIGHUP: reloaded without an edit.
 kill -HUP $pid
