@@ -217,6 +217,21 @@ Result<void> write_private_file(const std::string& path, std::string_view text) 
   return {};
 }
 
+Result<void> replace_public_file(const std::string& path, std::string_view text) {
+  const std::string tmp = path + ".tmp";
+  ::unlink(tmp.c_str());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return make_error(tmp + ": " + std::strerror(errno));
+  bool ok = ::fchmod(fd, 0644) == 0 && write_all(fd, text);
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmp.c_str());
+    return make_error(path + ": " + std::strerror(e));
+  }
+  return {};
+}
+
 double percentile_nearest_rank(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());

@@ -55,6 +55,9 @@ bool write_all(int fd, std::string_view text);
 // Writes `text` to `path`, readable by its owner only (mode 0600, also when it existed), never
 // through a symbolic link: for files that hold other users' data.
 Result<void> write_private_file(const std::string& path, std::string_view text);
+// Replaces `path` with `text` whole or not at all (PATH.tmp renamed over it), mode 0644, never
+// through a symbolic link: for files every user may read (metrics).
+Result<void> replace_public_file(const std::string& path, std::string_view text);
 
 // Percentiles of `v` at q in [0, 1]; 0 for an empty set.
 // Nearest rank (the value at rank ceil(q*n)): what crius-sim reports.

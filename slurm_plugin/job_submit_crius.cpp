@@ -9,7 +9,9 @@
 // answers), and every string it logs or returns is made printable.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <ctime>
@@ -95,6 +97,8 @@ struct State {
   // criusd's report of the free GPUs, less what job_submit gave since it was written.
   std::optional<crius::slurm::FreeGpus> free;
   FileStamp free_stamp;
+  crius::slurm::SubmitCounters counters;
+  std::time_t metrics_written = 0;
 };
 State* g_state = nullptr;
 
@@ -163,16 +167,35 @@ void tell(char** err_msg, const std::string& msg) {
   if (err_msg && !*err_msg) *err_msg = slurm_xstrdup(printable("crius: " + msg, 1024).c_str());
 }
 
-int reject(char** err_msg, const std::string& msg, int code) {
+// A crius submission refused: the user is told why, the reason counted (METRICS).
+int reject(char** err_msg, const std::string& msg, int code, const char* reason) {
+  if (g_state) {
+    ++g_state->counters.decisions["rejected"];
+    ++g_state->counters.rejections[reason];
+  }
   tell(err_msg, msg);
   return code;
 }
 
+// The counters, for node_exporter's textfile collector, at most every kMetricsEveryS seconds.
+void maybe_write_metrics() {
+  if (!g_state || !g_state->conf || g_state->conf->config.metrics_file.empty()) return;
+  const std::time_t now = std::time(nullptr);
+  if (now - g_state->metrics_written < crius::slurm::kMetricsEveryS) return;
+  g_state->metrics_written = now;
+  if (auto w = crius::util::replace_public_file(g_state->conf->config.metrics_file,
+                                                crius::slurm::metrics_text(g_state->counters));
+      !w)
+    slurm_error("job_submit/crius: [job_submit] metrics_file %s", printable(w.error(), 512).c_str());
+}
+
 int degraded(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg, const std::string& why) {
-  if (g_state && g_state->on_error == OnError::reject)
-    return reject(err_msg,
-                  "crius is not available (" + why + "); ask your administrator, or submit without --crius-* options",
-                  ESLURM_DISABLED);
+  if (g_state && g_state->on_error == OnError::reject) {
+    ++g_state->counters.decisions["degraded_rejected"];
+    tell(err_msg, "crius is not available (" + why + "); ask your administrator, or submit without --crius-* options");
+    return ESLURM_DISABLED;
+  }
+  if (g_state) ++g_state->counters.decisions["degraded_accepted"];
   tell(err_msg, "crius is not available (" + why + "); the job was submitted as it is, without a Cell or a plan "
                 "(it may not get GPUs)");
   slurm_info("job_submit/crius: job %s from uid %u passed through unchanged (on_error=accept): %s",
@@ -262,7 +285,7 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   env_remove(job_desc->environment, &job_desc->env_size,
              {crius::slurm::kOptionPrefix, "SLURM_SPANK__SLURM_SPANK_OPTION_crius_", "SLURM_SPANK_CRIUS_"});
   if (!g_state->conf) return degraded(job_desc, submit_uid, err_msg, "configuration error: " + g_state->error);
-  if (!req) return reject(err_msg, req.error(), EINVAL);
+  if (!req) return reject(err_msg, req.error(), EINVAL, "bad_request");
 
   // A heterogeneous job's components are placed together by Slurm; crius gives a Cell to a job
   // of its own (criusd(8) leaves hetjob components alone, too).
@@ -270,25 +293,25 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
     return reject(err_msg,
                   "a heterogeneous job cannot be a crius job: submit the training as a job of its own "
                   "(its other components without --crius-* options)",
-                  ESLURM_NOT_SUPPORTED);
+                  ESLURM_NOT_SUPPORTED, "hetjob");
   // crius gives the job its GPUs and their type (as its constraint): a request of its own for
   // either is refused, never dropped; other GRES are kept.
   if (job_desc->features)
     return reject(err_msg,
                   "--constraint: crius gives a crius job its GPU type as its constraint; to choose the type "
                   "use --crius-cell=TYPE (or -p), and drop --constraint",
-                  ESLURM_INVALID_FEATURE);
+                  ESLURM_INVALID_FEATURE, "constraint");
   auto per_node = crius::slurm::split_tres(job_desc->tres_per_node);
   auto per_job = crius::slurm::split_tres(job_desc->tres_per_job);
   auto per_socket = crius::slurm::split_tres(job_desc->tres_per_socket);
   auto per_task = crius::slurm::split_tres(job_desc->tres_per_task);
   if (!per_node || !per_job || !per_socket || !per_task)
-    return reject(err_msg, "--gres/--gpus*: the request is longer than 4096 bytes", ESLURM_INVALID_GRES);
+    return reject(err_msg, "--gres/--gpus*: the request is longer than 4096 bytes", ESLURM_INVALID_GRES, "gres");
   if (per_node->gpus || per_job->gpus || per_socket->gpus || per_task->gpus)
     return reject(err_msg,
                   "--gres=gpu/--gpus*: crius chooses a crius job's GPUs (its Cell); drop the GPU request, "
                   "or bound it with --crius-max-gpus or fix it with --crius-cell",
-                  ESLURM_INVALID_GRES);
+                  ESLURM_INVALID_GRES, "gpus_requested");
 
   crius::slurm::FreeGpus* free = free_gpus();
   crius::slurm::Submitter who;
@@ -298,10 +321,14 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   who.qos = job_desc->qos ? printable(job_desc->qos, 64) : "";
   who.time_limit_s = job_desc->time_limit == NO_VAL || job_desc->time_limit == INFINITE ? 0 : std::int64_t{job_desc->time_limit} * 60;
   who.privileged = who.uid == 0 || who.uid == getuid();
+  const auto t0 = std::chrono::steady_clock::now();
   auto d = g_state->cache->decide(*req, *g_state->conf, job_desc->partition ? job_desc->partition : "", free, &who);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  g_state->counters.decide_seconds_sum += took;
+  g_state->counters.decide_seconds_max = std::max(g_state->counters.decide_seconds_max, took);
   if (!d) {
     slurm_info("job_submit/crius: rejected job from uid %u: %s", submit_uid, printable(d.error(), 1024).c_str());
-    return reject(err_msg, d.error(), slurm_code(d.error_code()));
+    return reject(err_msg, d.error(), slurm_code(d.error_code()), crius::slurm::reject_reason(d.error_code()));
   }
   crius::slurm::apply_cell(job_desc, d->chosen.cell,
                            job_desc->cpus_per_task == NO_VAL16 ? 1 : job_desc->cpus_per_task, set_str);
@@ -324,6 +351,11 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   // the job counts as waiting (criusd's next round sees whether it started).
   if (free && d->load == crius::slurm::Load::fits) free->take(d->chosen.cell);
   if (free && free->waiting < 100'000'000) ++free->waiting;
+  crius::slurm::SubmitCounters& c = g_state->counters;
+  ++c.decisions["placed"];
+  c.partial += d->partial;
+  c.busy += d->busy;
+  c.deadline_flagged += !d->deadline_miss.empty();
   slurm_info("job_submit/crius: uid %u: %s", submit_uid, printable(d->summary, 1024).c_str());
   return SLURM_SUCCESS;
 }
@@ -371,7 +403,9 @@ extern "C" int job_submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** 
   // Jobs without crius options: one scan of a short array, nothing else.
   if (!crius::slurm::has_request(job_desc->spank_job_env, job_desc->spank_job_env_size)) return SLURM_SUCCESS;
   try {
-    return submit(job_desc, submit_uid, err_msg);
+    const int rc = submit(job_desc, submit_uid, err_msg);
+    maybe_write_metrics();
+    return rc;
   } catch (const std::exception& e) {
     slurm_error("job_submit/crius: internal error: %s", printable(e.what(), 512).c_str());
     return degraded(job_desc, submit_uid, err_msg, std::string("internal error: ") + e.what());
@@ -411,6 +445,8 @@ int modify(job_desc_msg_t* job_desc, struct job_record* job_ptr, uint32_t submit
                           " part of the job's crius Cell: resubmit with the --crius-* options you need "
                           "(--crius-cell, --crius-max-gpus, -p), or ask an administrator";
   slurm_info("job_submit/crius: refused an update by uid %u of a crius job: %s", submit_uid, why.c_str());
+  if (g_state) ++g_state->counters.updates_refused;
+  maybe_write_metrics();
   tell(err_msg, "crius: " + why);
   return ESLURM_ACCESS_DENIED;
 }

@@ -42,9 +42,9 @@ constexpr std::size_t kRankingKept = 256;
 }  // namespace
 
 const std::vector<std::string>& submit_config_keys() {
-  static const std::vector<std::string> keys = {"deadline_miss", "free_gpus_file", "max_gpus",   "objective",
-                                                "on_error",      "partitions",     "record_top", "work_budget",
-                                                "work_per_second"};
+  static const std::vector<std::string> keys = {"deadline_miss", "free_gpus_file", "max_gpus",   "metrics_file",
+                                                "objective",     "on_error",       "partitions", "record_top",
+                                                "work_budget",   "work_per_second"};
   return keys;
 }
 
@@ -99,6 +99,11 @@ Result<SubmitConfig> parse_submit_config(const est::Cluster& cluster) {
       if (!f || (!f->empty() && f->front() != '/'))
         return make_error(where(v, key) + " must be an absolute path, or \"\" for none");
       cfg.free_gpus_file = *f;
+    } else if (key == "metrics_file") {
+      auto f = v.value<std::string>();
+      if (!f || (!f->empty() && f->front() != '/'))
+        return make_error(where(v, key) + " must be an absolute path, or \"\" for none");
+      cfg.metrics_file = *f;
     } else if (key == "max_gpus") {
       auto n = v.value<int64_t>();
       if (!n || *n < 1 || *n > 1'000'000) return make_error(where(v, key) + " must be a whole number from 1 to 1000000");
@@ -483,6 +488,47 @@ std::string explain_text(const JobRequest& req, const Decision& d) {
     << (d.partial ? " (work budget reached: the best of the Cells estimated)" : "") << "\n";
   if (!d.deadline_miss.empty()) o << "crius: " << d.deadline_miss << "\n";
   return o.str();
+}
+
+const char* reject_reason(int code) {
+  switch (static_cast<Reject>(code)) {
+    case Reject::bad_request: return "bad_request";
+    case Reject::no_partition: return "no_partition";
+    case Reject::no_cell: return "no_cell";
+    case Reject::deadline: return "deadline";
+    case Reject::busy: return "busy";
+  }
+  return "other";
+}
+
+std::string metrics_text(const SubmitCounters& c) {
+  std::string t;
+  auto head = [&](const char* name, const char* type, const char* help) {
+    t += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+  };
+  auto num = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    return std::string(buf);
+  };
+  head("crius_job_submit_decisions_total", "counter",
+       "crius submissions by outcome: placed (a Cell given), rejected, degraded_accepted, degraded_rejected.");
+  for (const auto& [k, n] : c.decisions) t += "crius_job_submit_decisions_total{outcome=\"" + k + "\"} " + std::to_string(n) + "\n";
+  head("crius_job_submit_rejections_total", "counter", "crius submissions refused, by reason (job_submit_crius(8)).");
+  for (const auto& [k, n] : c.rejections) t += "crius_job_submit_rejections_total{reason=\"" + k + "\"} " + std::to_string(n) + "\n";
+  head("crius_job_submit_partial_total", "counter", "Placed on the best Cell estimated within the work budget.");
+  t += "crius_job_submit_partial_total " + std::to_string(c.partial) + "\n";
+  head("crius_job_submit_busy_total", "counter", "Placed on the small budget of a busy slurmctld (work_per_second).");
+  t += "crius_job_submit_busy_total " + std::to_string(c.busy) + "\n";
+  head("crius_job_submit_deadline_flagged_total", "counter", "Placed although no Cell meets its deadline (flagged).");
+  t += "crius_job_submit_deadline_flagged_total " + std::to_string(c.deadline_flagged) + "\n";
+  head("crius_job_submit_updates_refused_total", "counter", "Updates of a crius job's Cell fields refused.");
+  t += "crius_job_submit_updates_refused_total " + std::to_string(c.updates_refused) + "\n";
+  head("crius_job_submit_decide_seconds_total", "counter", "Time spent deciding crius submissions.");
+  t += "crius_job_submit_decide_seconds_total " + num(c.decide_seconds_sum) + "\n";
+  head("crius_job_submit_decide_seconds_max", "gauge", "The longest decision so far.");
+  t += "crius_job_submit_decide_seconds_max " + num(c.decide_seconds_max) + "\n";
+  return t;
 }
 
 }  // namespace crius::slurm

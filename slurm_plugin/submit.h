@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <functional>
 #include <list>
 #include <string>
@@ -46,7 +47,22 @@ struct SubmitConfig {
   // Cell that can start now.
   std::string free_gpus_file = kDefaultFreeGpusFile;
   DeadlineMiss deadline_miss = DeadlineMiss::flag;
+  // Prometheus text of the counters below, rewritten at most every kMetricsEveryS ("" = none).
+  std::string metrics_file;
 };
+
+// What job_submit did since slurmctld loaded it ([job_submit] metrics_file; job_submit_crius(8),
+// METRICS). slurmctld calls job_submit and job_modify one at a time.
+inline constexpr int kMetricsEveryS = 10;
+struct SubmitCounters {
+  std::map<std::string, std::uint64_t> decisions;   // placed, rejected, degraded_accepted, degraded_rejected
+  std::map<std::string, std::uint64_t> rejections;  // by reason
+  std::uint64_t partial = 0, busy = 0, deadline_flagged = 0, updates_refused = 0;
+  double decide_seconds_sum = 0, decide_seconds_max = 0;
+};
+std::string metrics_text(const SubmitCounters& c);
+// A decide() error's code (Reject) as a rejection reason ("no_cell", ...).
+const char* reject_reason(int code);
 
 // The keys of [job_submit] (job_submit_crius(8)).
 const std::vector<std::string>& submit_config_keys();

@@ -80,18 +80,7 @@ std::string Metrics::text() const {
 }
 
 Result<void> Metrics::write(const std::string& path) const {
-  const std::string tmp = path + ".tmp";
-  ::unlink(tmp.c_str());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return make_error("metrics_file " + tmp + ": " + std::strerror(errno));
-  const std::string body = text();
-  bool ok = ::fchmod(fd, 0644) == 0 && util::write_all(fd, body);
-  ok = ::close(fd) == 0 && ok;
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    ::unlink(tmp.c_str());
-    return make_error("metrics_file " + path + ": " + std::strerror(e));
-  }
+  if (auto w = util::replace_public_file(path, text()); !w) return make_error("metrics_file " + w.error());
   return {};
 }
 

@@ -103,10 +103,20 @@ grep -q "crius: no Cell meets --crius-deadline=60s: the fastest, .* needs .* s f
   { cat err.txt; fail "the submitter was not told that no Cell meets the deadline"; }
 job_field "$id" AdminComment | grep -q '"deadline_met":false' || fail "the record of job $id does not say deadline_met false"
 scancel "$id"
-printf '\n[job_submit]\ndeadline_miss = "reject"\n' >>"$TEST_TMP/conf/crius.toml"
+# job_submit's counters: written at the first crius submission it saw, then at most every 10 s
+[ -f js.prom ] || fail "job_submit wrote no metrics_file"
+printf 'deadline_miss = "reject"\n' >>"$TEST_TMP/conf/crius.toml"  # into the [job_submit] table the file ends with
 sleep 11  # job_submit looks at crius.toml at most every 10 s
 bad sbatch "no Cell meets --crius-deadline=60s: .*deadline_miss = \"reject\"" --crius-model=bert__1.3B $G --crius-iters=100000000 --crius-deadline=1:00
 says "Invalid time specified"
+cat js.prom
+# metric NAME: its value in job_submit's metrics file (0 when absent)
+metric() { awk -v n="$1" '$1 == n {v = $2} END {print v + 0}' js.prom; }
+[ "$(metric 'crius_job_submit_rejections_total{reason="deadline"}')" = 1 ] &&
+  [ "$(metric crius_job_submit_deadline_flagged_total)" = 1 ] &&
+  [ "$(metric 'crius_job_submit_decisions_total{outcome="placed"}')" -ge 1 ] &&
+  [ "$(metric 'crius_job_submit_rejections_total{reason="no_partition"}')" -ge 1 ] || fail "job_submit's metrics"
+[ "$(stat -c %a js.prom)" = 644 ] || fail "metrics_file mode $(stat -c %a js.prom)"
 
 # slurmctld is alive and still runs crius and plain jobs
 id=$(sbatch_wait -o ok1.out --crius-model=bert__1.3B $G job.sh) || fail "good crius job after the bad ones"
@@ -117,4 +127,5 @@ echo "$n bad submissions refused; good jobs still run"
 INNER
 chmod +x "$TEST_TMP/inner.sh"
 cp -r "$TOP/etc/crius" "$TEST_TMP/conf"  # a copy: the test changes [job_submit]
+printf '\n[job_submit]\nmetrics_file = "%s/js.prom"\n' "$TEST_TMP" >>"$TEST_TMP/conf/crius.toml"
 plugin_lab_run a100:2x8,v100:2x8 "$TEST_TMP/conf/crius.toml" "$TEST_TMP/inner.sh"

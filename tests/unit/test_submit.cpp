@@ -316,6 +316,13 @@ BOOST_AUTO_TEST_CASE(deadline_miss_is_read_from_crius_toml) {
   BOOST_TEST_REQUIRE(!bad.ok());
   BOOST_TEST(bad.error().find("[job_submit] deadline_miss must be \"flag\" or \"reject\"") != std::string::npos,
              bad.error());
+  // metrics_file: an absolute path, or "" for none
+  auto metrics = load_with("metrics_file = \"/run/crius/job_submit.prom\"");
+  BOOST_TEST_REQUIRE(metrics.ok(), why(metrics));
+  BOOST_TEST(metrics->config.metrics_file == "/run/crius/job_submit.prom");
+  auto relative = load_with("metrics_file = \"js.prom\"");
+  BOOST_TEST_REQUIRE(!relative.ok());
+  BOOST_TEST(relative.error().find("[job_submit] metrics_file must be an absolute path") != std::string::npos, relative.error());
   std::filesystem::remove_all(dir);
 }
 
@@ -486,4 +493,24 @@ BOOST_AUTO_TEST_CASE(an_unknown_objective_is_refused_naming_the_key) {
   BOOST_TEST(c.error().find("[job_submit] objective must be \"adaptive\", \"throughput\" or \"efficiency\"") !=
                  std::string::npos,
              c.error());
+}
+
+BOOST_AUTO_TEST_CASE(job_submit_metrics_count_what_it_decided) {
+  SubmitCounters c;
+  ++c.decisions["placed"];
+  ++c.decisions["placed"];
+  ++c.decisions["rejected"];
+  ++c.rejections[reject_reason(static_cast<int>(Reject::no_cell))];
+  c.deadline_flagged = 1;
+  c.decide_seconds_sum = 0.25;
+  c.decide_seconds_max = 0.125;
+  const std::string t = metrics_text(c);
+  auto has = [&](const std::string& line) { return t.find(line + "\n") != std::string::npos; };
+  BOOST_TEST(has("crius_job_submit_decisions_total{outcome=\"placed\"} 2"), t);
+  BOOST_TEST(has("crius_job_submit_decisions_total{outcome=\"rejected\"} 1"));
+  BOOST_TEST(has("crius_job_submit_rejections_total{reason=\"no_cell\"} 1"));
+  BOOST_TEST(has("crius_job_submit_deadline_flagged_total 1"));
+  BOOST_TEST(has("crius_job_submit_decide_seconds_total 0.25"));
+  BOOST_TEST(has("crius_job_submit_decide_seconds_max 0.125"));
+  BOOST_TEST(std::string(reject_reason(99)) == "other");
 }
