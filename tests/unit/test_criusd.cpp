@@ -79,6 +79,24 @@ SlurmJob slurm_job(std::uint32_t id, const std::string& state, const std::string
   return j;
 }
 
+// Job 7 runs in v100:1x8:1 on v100-1; criusd signalled it at 100 to move it to a100:1x8:1
+// (target nodes `to_nodes`).
+job::Record moving_record(std::vector<std::string> to_nodes) {
+  job::Record rec = make_record("v100:1x8:1", "v100");
+  rec.move = job::Move{{"a100", "a100", 1, 8, 1}, "signalled", 100, "upgrade", std::move(to_nodes)};
+  rec.log_move_start(rec.cell, rec.move->target, "upgrade", 100);
+  return rec;
+}
+Snapshot moving_snapshot(const job::Record& rec) {
+  Snapshot s;
+  s.nodes = {node("a100-1", "a100", 0), node("a100-2", "a100", 0), node("v100-1", "v100", 8),
+             node("v100-2", "v100", 0)};
+  SlurmJob j = slurm_job(7, "RUNNING", job::to_text(rec), {"v100-1"});
+  j.partition = "v100";
+  s.jobs = {j};
+  return s;
+}
+
 struct Fixture {
   Fixture() {
     auto c = estimator::load_cluster(top() + "/etc/crius/crius.toml");
@@ -318,15 +336,8 @@ BOOST_FIXTURE_TEST_CASE(jobs_without_record_pinned_or_broken_are_never_touched, 
 }
 
 BOOST_FIXTURE_TEST_CASE(a_move_in_flight_continues_after_a_restart, Fixture) {
-  job::Record rec = make_record("v100:1x8:1", "v100");
-  rec.move = job::Move{{"a100", "a100", 1, 8, 1}, "signalled", 100, "upgrade", {}};
-  rec.log_move_start(rec.cell, rec.move->target, "upgrade", 100);
-  Snapshot s;
-  s.nodes = {node("a100-1", "a100", 0), node("a100-2", "a100", 0), node("v100-1", "v100", 8),
-             node("v100-2", "v100", 0)};
-  SlurmJob j = slurm_job(7, "RUNNING", job::to_text(rec), {"v100-1"});
-  j.partition = "v100";
-  s.jobs = {j};
+  job::Record rec = moving_record({});
+  Snapshot s = moving_snapshot(rec);
   ControllerOptions o;
   o.checkpoint_grace_s = 30;
   Controller c(*cluster, o);
@@ -413,15 +424,8 @@ BOOST_FIXTURE_TEST_CASE(a_move_in_flight_continues_after_a_restart, Fixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(an_overdue_move_is_rolled_back_not_finished, Fixture) {
-  job::Record rec = make_record("v100:1x8:1", "v100");
-  rec.move = job::Move{{"a100", "a100", 1, 8, 1}, "signalled", 100, "upgrade", {"a100-1"}};
-  rec.log_move_start(rec.cell, rec.move->target, "upgrade", 100);
-  Snapshot s;
-  s.nodes = {node("a100-1", "a100", 0), node("a100-2", "a100", 0), node("v100-1", "v100", 8),
-             node("v100-2", "v100", 0)};
-  SlurmJob j = slurm_job(7, "RUNNING", job::to_text(rec), {"v100-1"});
-  j.partition = "v100";
-  s.jobs = {j};
+  job::Record rec = moving_record({"a100-1"});
+  Snapshot s = moving_snapshot(rec);
   ControllerOptions o;
   o.checkpoint_grace_s = 30;
   o.move_resume_limit_s = 600;
@@ -475,15 +479,9 @@ BOOST_FIXTURE_TEST_CASE(an_overdue_move_is_rolled_back_not_finished, Fixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(a_jobs_own_checkpoint_grace_times_its_requeue, Fixture) {
-  job::Record rec = make_record("v100:1x8:1", "v100");
+  job::Record rec = moving_record({});
   rec.request.checkpoint_grace_s = 120;
-  rec.move = job::Move{{"a100", "a100", 1, 8, 1}, "signalled", 100, "upgrade", {}};
-  rec.log_move_start(rec.cell, rec.move->target, "upgrade", 100);
-  Snapshot s;
-  s.nodes = {node("a100-1", "a100", 0), node("a100-2", "a100", 0), node("v100-1", "v100", 8), node("v100-2", "v100", 0)};
-  SlurmJob j = slurm_job(7, "RUNNING", job::to_text(rec), {"v100-1"});
-  j.partition = "v100";
-  s.jobs = {j};
+  Snapshot s = moving_snapshot(rec);
   ControllerOptions o;
   o.checkpoint_grace_s = 30;
   Controller c(*cluster, o);
