@@ -49,6 +49,8 @@ long long mtime_ns(const std::string& path) {
 // "<N>" prefix journald turns into the entry's priority (journalctl -p warning), else after a
 // timestamp, with "error:" or "warning:" spelled out.
 enum class Level { error = 3, warning = 4, notice = 5, info = 6 };
+// How often a criusd that stands by looks again whether its slurmctld took control.
+constexpr int kStandbyCheckS = 5;
 const bool g_journal = std::getenv("JOURNAL_STREAM") != nullptr;
 std::string timestamp();
 std::ostream& log(Level level) {
@@ -390,6 +392,7 @@ int main(int argc, char** argv) {
     double soon = -1;  // seconds to a follow-up round, -1: none needed
     // Nothing from Slurm may stop the daemon: a round that throws is logged and the next one runs.
     bool settled = false;  // no move of criusd's in flight (or another criusd acts)
+    bool standing_by = false;
     try {
     Role role{true, ""};
     if (!dry_run) {
@@ -400,7 +403,7 @@ int main(int argc, char** argv) {
       role_said = role.why;
     }
     if (!role.act) {
-      settled = true;  // another criusd acts, or none may: nothing changed, nothing reported
+      settled = standing_by = true;  // another criusd acts, or none may: nothing changed, nothing reported
     } else if (auto snap = slurm.snapshot(); !snap) {
       log(Level::error) << "cannot read Slurm: " << snap.error() << "\n";
       ++failures;
@@ -496,6 +499,8 @@ int main(int argc, char** argv) {
       }
     }
     if (draining) next = std::min(next, round_start + std::chrono::seconds(1));
+    // Standing by: a failover is noticed within seconds, not at the next interval.
+    if (standing_by) next = std::min(next, round_start + std::chrono::seconds(kStandbyCheckS));
     while (Clock::now() < next && !g_stop && !g_reload && g_drain == draining) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   } while (!g_stop);
   return once && failures ? 1 : 0;
