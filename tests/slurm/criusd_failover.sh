@@ -58,11 +58,13 @@ for _ in $(seq 30); do [ -s b.prom ] && break; sleep 0.1; done
 [ "$(metric crius_criusd_rounds_total b.prom)" = 0 ] || fail "the standing-by criusd decided rounds"
 
 # 2. the primary's slurmctld dies; the backup takes over after SlurmctldTimeout (6 s)
+t0=$(date +%s.%N)
 kill "$(cat "$CRIUS_LAB_DIR/run/slurmctld.pid")"
 for _ in $(seq 300); do
   grep -q "acting: slurmctld on $(hostname -s)-b is in control" b.err && grep -q "standing by: this host's" a.err && break
   sleep 0.1
 done
+echo "failover: the backup's criusd acts $(echo "$(date +%s.%N) - $t0" | bc | cut -c1-5) s after the primary slurmctld was killed (SlurmctldTimeout 6 s)"
 cat a.err b.err
 grep -q "acting: slurmctld on $(hostname -s)-b is in control" b.err || fail "criusd beside the backup did not take over"
 grep -q "standing by: this host's slurmctld ($(hostname -s)) does not answer" a.err || fail "criusd beside the primary still acts"
