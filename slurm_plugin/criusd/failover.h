@@ -33,6 +33,7 @@ struct Role {
   bool act = false;
   std::string why;        // why criusd acts or waits, for its log (said when it changes)
   bool failover = false;  // several controllers: the role can change within a round
+  bool unreadable = false;  // Slurm did not answer: a failed round, not a standby
 };
 // Whether criusd acts this round. controllers: the SlurmctldHost names; self: this host's
 // index (-1: not a controller host); heartbeat: the file's content, or none with `error`;

@@ -160,7 +160,7 @@ Result<int> take_lock(const std::string& path) {
 // slurm.conf names one controller (failover.h).
 Role current_role(SlurmClient& slurm) {
   auto c = slurm.controllers();
-  if (!c) return {false, "cannot read the controllers from Slurm: " + c.error()};
+  if (!c) return {false, "cannot read Slurm: " + c.error(), false, true};
   char name[256] = {};
   (void)::gethostname(name, sizeof name - 1);
   const std::string full = name, short_name = full.substr(0, full.find('.'));
@@ -397,12 +397,18 @@ int main(int argc, char** argv) {
     Role role{true, ""};
     if (!dry_run) {
       role = current_role(slurm);
-      metrics.acting(role.act);
-      if (role.why != role_said)
-        log(Level::notice) << (role.act ? "acting: " : "standing by: ") << util::printable(role.why, 512) << "\n";
-      role_said = role.why;
+      if (!role.unreadable) {
+        metrics.acting(role.act);
+        if (role.why != role_said)
+          log(Level::notice) << (role.act ? "acting: " : "standing by: ") << util::printable(role.why, 512) << "\n";
+        role_said = role.why;
+      }
     }
-    if (!role.act) {
+    if (role.unreadable) {
+      log(Level::error) << util::printable(role.why, 512) << "\n";
+      ++failures;
+      metrics.round_failed();
+    } else if (!role.act) {
       settled = standing_by = true;  // another criusd acts, or none may: nothing changed, nothing reported
     } else if (auto snap = slurm.snapshot(); !snap) {
       log(Level::error) << "cannot read Slurm: " << snap.error() << "\n";
