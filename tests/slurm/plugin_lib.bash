@@ -14,6 +14,9 @@ plugin_preflight() {
     [ -f "$B/plugins/$so" ] || { echo "FAIL: $B/plugins/$so not built (make B=$B)"; exit 1; }
   done
 }
+# The libslurmfull slurmctld runs with: what a plugin's Slurm symbols resolve to when Slurm loads
+# it. A plugin built with -z now (Debian's hardening=+all) loads only where they are defined.
+libslurmfull() { ldd "$(command -v slurmctld)" | awk '/libslurmfull/ {print $3}'; }
 # A job's GPUs as scontrol shows its TresPerNode: "gres:gpu:N" up to Slurm 23.02, "gres/gpu:N"
 # from 23.11 (slurm_plugin/slurm_compat.h, gpus_per_node_tres).
 tres_gpu() {

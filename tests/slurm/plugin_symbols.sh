@@ -3,7 +3,8 @@
 # process provides Slurm's symbols), and plugin_version equals the Slurm version they were
 # built against (job_submit plugins must match major.minor.micro exactly).
 set -u
-fail() { echo "FAIL: $*"; exit 1; }
+. "$TOP/tests/slurm/plugin_lib.bash"
+command -v slurmctld >/dev/null || { echo "slurmctld not installed (its libslurmfull resolves the plugins' Slurm symbols)"; exit 77; }
 [ -z "${SANITIZE:-}" ] || { echo "sanitizer build: the plugins carry sanitizer runtime symbols"; exit 77; }
 want=$(sed -n 's/^SLURM_VERSION_NUMBER = //p' "$TOP/config.mk" 2>/dev/null)  # the headers built against
 [ -n "$want" ] || { echo "no SLURM_VERSION_NUMBER in config.mk"; exit 77; }
@@ -18,8 +19,9 @@ check() { # so expected-symbols...
   [ "$got" = "$expect" ] || fail "$(basename "$so") exports '$got', want '$expect'"
   ! ldd "$so" | grep -q libslurm || fail "$(basename "$so") is linked with libslurm"
   local v
-  v=$(python3 - "$so" <<'PY'
+  v=$(python3 - "$so" "$(libslurmfull)" <<'PY'
 import ctypes, os, sys
+ctypes.CDLL(sys.argv[2], mode=os.RTLD_LAZY | os.RTLD_GLOBAL)  # as in slurmctld, sbatch, slurmstepd
 lib = ctypes.CDLL(sys.argv[1], mode=os.RTLD_LAZY | os.RTLD_LOCAL)
 print(ctypes.c_uint32.in_dll(lib, "plugin_version").value)
 print(ctypes.c_char_p(ctypes.addressof(ctypes.c_char.in_dll(lib, "plugin_type"))).value.decode())

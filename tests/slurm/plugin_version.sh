@@ -32,8 +32,8 @@ else:
     sys.exit("plugin_version is in no section")
 PY
 }
-built=$(python3 -c 'import ctypes,os,sys; print(ctypes.c_uint32.in_dll(ctypes.CDLL(sys.argv[1], mode=os.RTLD_LAZY), "plugin_version").value)' \
-  "$B/plugins/spank_crius.so") || fail "cannot read plugin_version"
+built=$(python3 -c 'import ctypes,os,sys; ctypes.CDLL(sys.argv[2], mode=os.RTLD_LAZY | os.RTLD_GLOBAL); print(ctypes.c_uint32.in_dll(ctypes.CDLL(sys.argv[1], mode=os.RTLD_LAZY), "plugin_version").value)' \
+  "$B/plugins/spank_crius.so" "$(libslurmfull)") || fail "cannot read plugin_version"
 other_minor=$((built ^ 0x100))  # another major.minor: 22.05 -> 22.04, 24.11 -> 24.10
 other_micro=$((built ^ 0x1))    # the same release, another micro version
 mkdir -p minor micro
