@@ -97,6 +97,16 @@ Snapshot moving_snapshot(const job::Record& rec) {
   return s;
 }
 
+// Slurm's view of a job right after criusd's requeue: pending, held by that requeue.
+void as_requeued_held(SlurmJob& j, std::int64_t end_time) {
+  j.state = "PENDING";
+  j.nodes.clear();
+  j.priority = 0;
+  j.reason = "JobHeldUser";
+  j.requeued_held = true;
+  j.end_time = end_time;
+}
+
 struct Fixture {
   Fixture() {
     auto c = estimator::load_cluster(top() + "/etc/crius/crius.toml");
@@ -369,12 +379,7 @@ BOOST_FIXTURE_TEST_CASE(a_move_in_flight_continues_after_a_restart, Fixture) {
   BOOST_TEST(to_string(again->actions[0].kind) == std::string("requeue"));
 
   // Requeued, held and pending: the target Cell is applied once and the move cleared.
-  s.jobs[0].state = "PENDING";
-  s.jobs[0].nodes.clear();
-  s.jobs[0].priority = 0;
-  s.jobs[0].reason = "JobHeldUser";
-  s.jobs[0].requeued_held = true;
-  s.jobs[0].end_time = 131;
+  as_requeued_held(s.jobs[0], 131);
   s.jobs[0].admin_comment = r2->actions[0].after;
   {  // an admin held it since: the new Cell, and the admin's hold stays
     SlurmJob held = s.jobs[0];
@@ -457,12 +462,7 @@ BOOST_FIXTURE_TEST_CASE(an_overdue_move_is_rolled_back_not_finished, Fixture) {
   job::Record requeued = rec;
   requeued.move->phase = "requeued";
   requeued.move->since = 131;
-  s.jobs[0].state = "PENDING";
-  s.jobs[0].nodes.clear();
-  s.jobs[0].priority = 0;
-  s.jobs[0].reason = "JobHeldUser";
-  s.jobs[0].requeued_held = true;
-  s.jobs[0].end_time = 131;
+  as_requeued_held(s.jobs[0], 131);
   s.jobs[0].admin_comment = job::to_text(requeued);
   BOOST_TEST(one(731).to.gpu == "a100");  // in time: finished as decided
   Action back = one(732);
