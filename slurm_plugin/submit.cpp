@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "common/prometheus.h"
 #include "common/util.h"
 
 namespace crius::slurm {
@@ -503,14 +504,8 @@ const char* reject_reason(int code) {
 
 std::string metrics_text(const SubmitCounters& c) {
   std::string t;
-  auto head = [&](const char* name, const char* type, const char* help) {
-    t += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
-  };
-  auto num = [](double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.9g", v);
-    return std::string(buf);
-  };
+  auto head = [&](const char* name, const char* type, const char* help) { prometheus::family(t, name, type, help); };
+  using prometheus::number;
   head("crius_job_submit_decisions_total", "counter",
        "crius submissions by outcome: placed (a Cell given), rejected, degraded_accepted, degraded_rejected.");
   for (const auto& [k, n] : c.decisions) t += "crius_job_submit_decisions_total{outcome=\"" + k + "\"} " + std::to_string(n) + "\n";
@@ -525,9 +520,9 @@ std::string metrics_text(const SubmitCounters& c) {
   head("crius_job_submit_updates_refused_total", "counter", "Updates of a crius job's Cell fields refused.");
   t += "crius_job_submit_updates_refused_total " + std::to_string(c.updates_refused) + "\n";
   head("crius_job_submit_decide_seconds_total", "counter", "Time spent deciding crius submissions.");
-  t += "crius_job_submit_decide_seconds_total " + num(c.decide_seconds_sum) + "\n";
+  t += "crius_job_submit_decide_seconds_total " + number(c.decide_seconds_sum) + "\n";
   head("crius_job_submit_decide_seconds_max", "gauge", "The longest decision so far.");
-  t += "crius_job_submit_decide_seconds_max " + num(c.decide_seconds_max) + "\n";
+  t += "crius_job_submit_decide_seconds_max " + number(c.decide_seconds_max) + "\n";
   return t;
 }
 

@@ -1,38 +1,12 @@
 #include "slurm_plugin/criusd/metrics.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-
+#include "common/prometheus.h"
 #include "common/util.h"
 
 namespace crius::slurm {
 
-namespace {
-
-// A label value as the exposition format wants it: backslash, quote and newline escaped
-// (Slurm's job state names and criusd's own kinds: bounded anyway).
-std::string label(std::string_view v) {
-  std::string out;
-  for (char c : v.substr(0, 128)) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') out += "\\n";
-    else out += c;
-  }
-  return out;
-}
-
-std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
-
-}  // namespace
+using prometheus::label;
+using prometheus::number;
 
 void Metrics::round_decided(const Round& r, double decide_s) {
   ++m_rounds;
@@ -48,9 +22,7 @@ void Metrics::round_decided(const Round& r, double decide_s) {
 
 std::string Metrics::text() const {
   std::string t;
-  auto head = [&](const char* name, const char* type, const char* help) {
-    t += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
-  };
+  auto head = [&](const char* name, const char* type, const char* help) { prometheus::family(t, name, type, help); };
   head("crius_criusd_acting", "gauge",
        "1 while this criusd acts, 0 while it stands by (another slurmctld is in control: criusd(8), FAILOVER).");
   t += std::string("crius_criusd_acting ") + (m_acting ? "1" : "0") + "\n";
