@@ -60,7 +60,8 @@ double GpuType::peak_tflops(Dtype d) const {
 static Result<GpuType> parse_gpu(const std::string& id, const toml::table& t, const std::string& file) {
   TableReader r(t, file, "[gpu." + id + "]");
   if (auto e = r.unknown_keys({"name", "memory_gib", "memory_bw_gbs", "tflops", "match", "gemm_efficiency",
-                               "fp32_efficiency", "memory_efficiency", "attention_efficiency", "gemm_half_gflop"}))
+                               "fp32_efficiency", "memory_efficiency", "attention_efficiency", "fused_attention_efficiency",
+                               "gemm_half_gflop"}))
     return *e;
   GpuType g;
   g.id = id;
@@ -72,6 +73,7 @@ static Result<GpuType> parse_gpu(const std::string& id, const toml::table& t, co
   CRIUS_TRY_ASSIGN(g.fp32_efficiency, r.number("fp32_efficiency", 0, 1));
   CRIUS_TRY_ASSIGN(g.memory_efficiency, r.number("memory_efficiency", 0, 1));
   CRIUS_TRY_ASSIGN(g.attention_efficiency, r.number("attention_efficiency", 0, 10));
+  CRIUS_TRY_ASSIGN(g.fused_attention_efficiency, r.number("fused_attention_efficiency", 0, 10));
   CRIUS_TRY_ASSIGN(g.gemm_half_gflop, r.number("gemm_half_gflop", 0, 1e6, false));
   const toml::node* tf = t.get("tflops");
   if (!tf) return r.missing("tflops");
@@ -98,7 +100,7 @@ Result<GpuCatalog> GpuCatalog::parse(std::string_view text, std::string source) 
   cat.m_source = source;
   if (const toml::node* rn = root.get("runtime")) {
     const toml::table* rt = rn->as_table();
-    if (!rt) return r.bad("runtime", "must be a table of [runtime.<name>] tables (megatron, alpa)");
+    if (!rt) return r.bad("runtime", "must be a table of [runtime.<name>] tables (megatron, megatron-core, alpa)");
     for (auto&& [k, v] : *rt) {
       auto runtime = parse_runtime(k.str());
       if (!runtime) return make_error(detail::where(source, k.source()) + ": [runtime." + std::string(k.str()) + "]: " +
@@ -107,11 +109,23 @@ Result<GpuCatalog> GpuCatalog::parse(std::string_view text, std::string source) 
       if (!one) return make_error(detail::where(source, k.source()) + ": 'runtime." + std::string(k.str()) +
                                   "' must be a table");
       TableReader pr(*one, source, "[runtime." + std::string(k.str()) + "]");
-      if (auto e = pr.unknown_keys({"inter_node_factor", "runtime_overhead"})) return *e;
+      if (auto e = pr.unknown_keys({"inter_node_factor", "runtime_overhead", "fused_attention", "overlap_grad_reduce",
+                                    "overlap_param_gather", "tp_comm_overlap", "overlap_p2p_comm"}))
+        return *e;
       RuntimeProfile prof;
       prof.runtime = *runtime;
+      prof.stack = StackSwitches::of(*runtime);
       CRIUS_TRY_ASSIGN(prof.inter_node_factor, pr.number("inter_node_factor", 0, 100));
       CRIUS_TRY_ASSIGN(prof.runtime_overhead, pr.number("runtime_overhead", 0, 100));
+      StackSwitches& st = prof.stack;
+      for (auto [key, field] : {std::pair{"fused_attention", &st.fused_attention},
+                                {"overlap_grad_reduce", &st.overlap_grad_reduce},
+                                {"overlap_param_gather", &st.overlap_param_gather},
+                                {"tp_comm_overlap", &st.tp_comm_overlap}, {"overlap_p2p_comm", &st.overlap_p2p_comm}}) {
+        auto v = pr.boolean(key);
+        if (!v) return make_error(v.error());
+        if (*v) *field = **v;
+      }
       cat.m_runtimes.push_back(prof);
     }
   }
@@ -153,11 +167,17 @@ Result<GpuCatalog> GpuCatalog::load(const std::string& path) {
   return parse(*text, path);
 }
 
+StackSwitches StackSwitches::of(Runtime r) {
+  const bool on = r == Runtime::megatron_core;
+  return StackSwitches{on, on, on, on, on};
+}
+
 RuntimeProfile GpuCatalog::runtime(Runtime r) const {
   for (const auto& p : m_runtimes)
     if (p.runtime == r) return p;
   RuntimeProfile p;
   p.runtime = r;
+  p.stack = StackSwitches::of(r);
   return p;
 }
 

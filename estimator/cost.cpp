@@ -56,6 +56,7 @@ static LayerKind transformer_layer(const Model& m, bool moe) {
   L.act_rep = 5 * s * h * db;
   L.act_tp = (4 * h + mlp_scale * 2 * f * (mlp_mats / 2)) * s * db;
   L.act_attn = 2.5 * a * s * s * db;
+  L.act_attn_fused = 4 * a * s;
   L.act_input = s * h * db;
   L.tp_bytes = s * h * db;
   L.tp_collectives = 2;
@@ -240,14 +241,19 @@ LayerCost layer_cost(const Ctx& x, const Combo& k, const LayerKind& L, bool is_h
   const double rep_div = k.sp ? t : 1.0;
   const double bw = x.gpu.memory_bw_gbs * 1e9 * x.c.memory_efficiency;
   const double g = gemm_time(x, L.gemm_flops * b / t, L.gemm_calls);
-  const double a = gemm_time(x, L.attn_flops * b / t, 2) / x.c.attention_efficiency;
+  // A fused attention kernel (FlashAttention, cuDNN) runs the core as one call and never writes
+  // the s x s scores; its backward recomputes them: 2.5x the forward's FLOPs instead of 2x. The
+  // transformer families are decoder-only (causal): it skips the masked half of the scores.
+  const bool fused = x.c.stack.fused_attention && L.attn_flops > 0;
+  const double a = fused ? gemm_time(x, 0.5 * L.attn_flops * b / t, 1) / x.c.fused_attention_efficiency
+                         : gemm_time(x, L.attn_flops * b / t, 2) / x.c.attention_efficiency;
   const double mem = (L.mem_bytes_tp / t + L.mem_bytes_rep / rep_div) * b / bw;
-  const double mem_attn = L.mem_bytes_attn / t * b / bw;
+  const double mem_attn = fused ? 0 : L.mem_bytes_attn / t * b / bw;
   const double fwd = (g + a + mem + mem_attn) * x.c.runtime_overhead;
-  double comp = 3 * fwd;
+  double comp = 3 * fwd + (fused ? 0.5 * a * x.c.runtime_overhead : 0);
   if (!is_head) {
     if (k.rc == Recompute::full) comp += fwd;
-    if (k.rc == Recompute::selective) comp += (a + mem_attn) * x.c.runtime_overhead;
+    if (k.rc == Recompute::selective && !fused) comp += (a + mem_attn) * x.c.runtime_overhead;
   }
   double tp_time = 0;
   if (k.tp > 1 && L.tp_collectives > 0) {
@@ -256,6 +262,10 @@ LayerCost layer_cost(const Ctx& x, const Combo& k, const LayerKind& L, bool is_h
     int n = 2 * L.tp_collectives;
     if (k.rc == Recompute::full && !is_head) n += L.tp_collectives;
     tp_time = n * ar;
+    // With sequence parallelism the all-gathers and reduce-scatters are split into chunks that
+    // overlap the layer's GEMMs (Transformer Engine's userbuffers): what the GEMMs cannot hide.
+    if (x.c.stack.tp_comm_overlap && k.sp)
+      tp_time = std::max(0.0, tp_time - g * x.c.runtime_overhead * (k.rc == Recompute::full && !is_head ? 4 : 3));
   }
   double moe_time = 0;
   const int ep = x.d.experts ? std::gcd(x.d.experts, k.dp) : 1;
@@ -282,7 +292,10 @@ LayerCost layer_cost(const Ctx& x, const Combo& k, const LayerKind& L, bool is_h
   r.params_gpu = pd + pe;
   r.grad_bytes_dense = pd * w;
   r.grad_bytes_expert = pe * w;
-  const double full_act = (L.act_tp / t + L.act_rep / rep_div + L.act_attn / t) * b;
+  // A fused kernel keeps only its output (in act_tp) and the softmax statistics (fp32 per head
+  // and token) of the scores.
+  const double act_attn = fused ? L.act_attn_fused : L.act_attn;
+  const double full_act = (L.act_tp / t + L.act_rep / rep_div + act_attn / t) * b;
   if (is_head) {
     r.mem_work = full_act;
   } else if (k.rc == Recompute::none) {
@@ -400,11 +413,13 @@ CostConstants cost_constants(const GpuCatalog& catalog, const GpuType& gpu, Runt
   const RuntimeProfile rp = catalog.runtime(runtime);
   c.inter_node_factor = rp.inter_node_factor;
   c.runtime_overhead = rp.runtime_overhead;
+  c.stack = rp.stack;
   const ConstantSources s = constant_sources(catalog, gpu);
   c.gemm_efficiency = s.gemm.value;
   c.fp32_efficiency = s.fp32.value;
   c.memory_efficiency = s.memory.value;
   if (gpu.attention_efficiency > 0) c.attention_efficiency = gpu.attention_efficiency;
+  if (gpu.fused_attention_efficiency > 0) c.fused_attention_efficiency = gpu.fused_attention_efficiency;
   if (gpu.gemm_half_gflop >= 0) c.gemm_half_gflop = gpu.gemm_half_gflop;
   return c;
 }

@@ -24,6 +24,7 @@ struct LayerKind {
   double act_tp = 0;         // stored activations sharded by TP
   double act_rep = 0;        // stored activations replicated across TP unless sequence parallel
   double act_attn = 0;       // attention scores etc., dropped by selective recompute
+  double act_attn_fused = 0; // what a fused attention kernel keeps instead (softmax statistics)
   double act_input = 0;      // the layer's input (what full recompute keeps)
   double tp_bytes = 0;       // bytes of each TP all-reduce
   int tp_collectives = 0;    // TP all-reduces per forward

@@ -80,7 +80,16 @@ void print_explain(const est::Estimate& e, const est::Request& req, const est::C
                 g->id.c_str(), half ? "tensor-core" : "fp32", est::describe(half ? s.gemm : s.fp32).c_str(),
                 est::describe(s.memory).c_str());
   }
-  std::printf("time per iteration (global batch %d):\n", req.global_batch);
+  const est::StackSwitches st = cluster.gpus.runtime(req.runtime).stack;
+  std::vector<std::string> on, off;
+  for (auto [name, v] : {std::pair{"fused_attention", st.fused_attention}, {"overlap_grad_reduce", st.overlap_grad_reduce},
+                         {"overlap_param_gather", st.overlap_param_gather}, {"tp_comm_overlap", st.tp_comm_overlap},
+                         {"overlap_p2p_comm", st.overlap_p2p_comm}})
+    (v ? on : off).push_back(name);
+  std::printf("runtime profile %s (crius-estimate(1), RUNTIME PROFILES): on: %s; off: %s\n",
+              std::string(est::to_string(req.runtime)).c_str(), on.empty() ? "none" : crius::util::join(on, ", ").c_str(),
+              off.empty() ? "none" : crius::util::join(off, ", ").c_str());
+  std::printf("time per iteration (global batch %d; communication: what the stack does not hide):\n", req.global_batch);
   line("compute", b.compute);
   line("tp_comm", b.tp_comm);
   line("moe_comm", b.moe_comm);
@@ -119,7 +128,7 @@ int main(int argc, char** argv) {
   app.add_option("--nodes", nodes, "only Cells with N nodes");
   app.add_option("--gpus-per-node", gpn, "only Cells with G GPUs per node");
   app.add_option("--stages", stages, "only Cells with S pipeline stages");
-  app.add_option("--runtime", runtime, "runtime profile: megatron or alpa");
+  app.add_option("--runtime", runtime, "runtime profile: megatron, megatron-core or alpa");
   app.add_option("--tp", tp, "pin the tensor-parallel degree");
   app.add_option("--dp", dp, "pin the data-parallel degree");
   app.add_option("--micro-batch-size", mbs, "pin the micro-batch size");

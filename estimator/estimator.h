@@ -48,6 +48,7 @@ struct GpuType {
   double fp32_efficiency = 0;       // fp32 GEMMs and convolutions
   double memory_efficiency = 0;
   double attention_efficiency = 0;  // attention cores' rate as a fraction of GEMMs' (0 = 1)
+  double fused_attention_efficiency = 0;  // the same for a fused attention kernel (0 = 1)
   double gemm_half_gflop = -1;      // GEMM size reaching half the rate (-1 = the generic 2.0)
   // Peak TFLOP/s used for math in `d` (bf16 falls back to fp32 where the GPU lacks
   // it; fp32 is plain fp32: the measured fp32 runs did not use TF32; fp64 is 0
@@ -55,11 +56,24 @@ struct GpuType {
   double peak_tflops(Dtype d) const;
 };
 
+// What a training stack fuses and overlaps (crius-estimate(1), RUNTIME PROFILES): each a
+// switch of [runtime.<name>] in the GPU catalogue; megatron-core turns every one on, the
+// other profiles none.
+struct StackSwitches {
+  bool fused_attention = false;       // attention core as one fused kernel (FlashAttention, cuDNN)
+  bool overlap_grad_reduce = false;   // DP gradient reduction during the last micro-batch's backward
+  bool overlap_param_gather = false;  // ZeRO-1 parameter all-gather during the first forward
+  bool tp_comm_overlap = false;       // TP all-gather/reduce-scatter pipelined with the GEMMs (with SP)
+  bool overlap_p2p_comm = false;      // pipeline sends during compute (interleaved schedule)
+  static StackSwitches of(Runtime r);
+};
+
 // Fitted constants of a runtime profile ([runtime.<name>] in the GPU catalogue).
 struct RuntimeProfile {
   Runtime runtime = Runtime::megatron;
   double inter_node_factor = 1.0;  // multiplier on collectives and sends that cross nodes
   double runtime_overhead = 1.0;   // multiplier on compute
+  StackSwitches stack;
 };
 
 class GpuCatalog {
@@ -290,10 +304,12 @@ struct CostConstants {
   double gemm_half_gflop = 2.0;     // GEMM size (GFLOP per call) reaching half of it
   double memory_efficiency = 0.7;   // fraction of HBM bandwidth for memory-bound ops
   double attention_efficiency = 1.0;  // attention cores (QK^T, softmax, AV) at this fraction of the GEMM rate
+  double fused_attention_efficiency = 1.0;  // a fused attention kernel's rate, as a fraction of the GEMM rate
   double comm_efficiency = 0.7;     // fraction of link bandwidth collectives reach
   double runtime_overhead = 1.0;    // multiplier on compute of the runtime profile
   double inter_node_factor = 1.0;   // multiplier on collectives that cross nodes (runtime profile)
   double workspace_gib = 1.5;       // CUDA context, library workspaces, fragmentation
+  StackSwitches stack;              // the runtime profile's
   double memory_usable = 0.95;      // fraction of GPU memory a plan may use
 };
 CostConstants cost_constants(const GpuCatalog& catalog, const GpuType& gpu, Runtime runtime);

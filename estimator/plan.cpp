@@ -5,7 +5,14 @@
 
 namespace crius::estimator {
 
-std::string_view to_string(Runtime r) { return r == Runtime::alpa ? "alpa" : "megatron"; }
+std::string_view to_string(Runtime r) {
+  switch (r) {
+    case Runtime::megatron: return "megatron";
+    case Runtime::alpa: return "alpa";
+    case Runtime::megatron_core: return "megatron-core";
+  }
+  return "?";
+}
 
 std::string_view to_string(Recompute r) {
   switch (r) {
@@ -19,7 +26,8 @@ std::string_view to_string(Recompute r) {
 Result<Runtime> parse_runtime(std::string_view t) {
   if (t == "megatron") return Runtime::megatron;
   if (t == "alpa") return Runtime::alpa;
-  return make_error("unknown runtime '" + std::string(t.substr(0, 64)) + "' (expected megatron or alpa)");
+  if (t == "megatron-core") return Runtime::megatron_core;
+  return make_error("unknown runtime '" + std::string(t.substr(0, 64)) + "' (expected megatron, megatron-core or alpa)");
 }
 
 Result<Recompute> parse_recompute(std::string_view t) {

@@ -15,12 +15,18 @@
 
 namespace crius::estimator {
 
-enum class Runtime { megatron, alpa };
+// The training stack a plan runs on (crius-estimate(1), RUNTIME PROFILES): megatron, the
+// 2021-2022 Megatron-LM (unfused attention, no overlap); megatron-core, today's Megatron-Core /
+// NeMo with Transformer Engine (fused attention, communication overlapped; each a switch of
+// the profile); alpa, the Crius artifact's Alpa.
+enum class Runtime { megatron, alpa, megatron_core };
+// Megatron-LM's plan space (tensor, sequence and pipeline parallelism, its schedules).
+inline bool megatron_family(Runtime r) { return r != Runtime::alpa; }
 enum class Recompute { none, selective, full };
 
 std::string_view to_string(Runtime r);
 std::string_view to_string(Recompute r);
-Result<Runtime> parse_runtime(std::string_view text);      // "megatron" | "alpa"
+Result<Runtime> parse_runtime(std::string_view text);      // "megatron" | "megatron-core" | "alpa"
 Result<Recompute> parse_recompute(std::string_view text);  // "none" | "selective" | "full"
 
 // Pipeline schedule: gpipe, 1f1b, or interleaved 1F1B with `virtual_stages`

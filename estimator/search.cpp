@@ -179,6 +179,20 @@ class Searcher {
     return finish(std::move(ends));
   }
 
+  // What of a stage's data-parallel communication `dpt` (an all-reduce's volume) the stack does
+  // not hide. Gradients are reduced in buckets as the last micro-batch's backward (about 2/3 of
+  // its time `t`) produces them; with ZeRO-1 that is a reduce-scatter (half the volume), and the
+  // parameters' all-gather (the other half) runs during the next iteration's first forward
+  // (1/3 of `t`). The last bucket of each can hide behind nothing: Megatron-Core's buckets hold
+  // max(4e7, 1e6 x dp) parameters (DistributedDataParallelConfig.bucket_size).
+  double exposed_dp(const Combo& k, double dpt, double t, double params) const {
+    const StackSwitches& st = m_x.c.stack;
+    const double last = params > 0 ? std::min(1.0, std::max(4e7, 1e6 * k.dp) / params) : 1;
+    auto hide = [&](double comm, double window, bool on) { return on ? std::max(comm - window, comm * last) : comm; };
+    if (!k.zero) return hide(dpt, t * 2 / 3, st.overlap_grad_reduce);
+    return hide(dpt / 2, t * 2 / 3, st.overlap_grad_reduce) + hide(dpt / 2, t / 3, st.overlap_param_gather);
+  }
+
   // Full iteration time and memory of a split.
   Evaluated evaluate(const Combo& k, const SplitResult& sp, bool want_breakdown) const {
     const Ctx& x = m_x;
@@ -196,7 +210,9 @@ class Searcher {
       const int kn = crosses ? 2 : 1;
       const double c1 = collective_time(CommOp::send, 2, kn, out, x.part, x.c, crosses ? std::min(x.gps, gpn) : 1,
                                                 x.cell.nodes, x.cell.gpus_per_node);
-      pp = std::max(pp, (k.m + S - 1) * 2 * c1 * V);
+      // Overlapped (interleaved schedule): only the sends of the fill and the drain are exposed.
+      const double exposed = x.c.stack.overlap_p2p_comm && V > 1 ? S - 1 : k.m + S - 1;
+      pp = std::max(pp, exposed * 2 * c1 * V);
     }
     // DP gradient all-reduce and optimizer step, slowest stage.
     const int ep = x.d.experts ? std::gcd(x.d.experts, k.dp) : 1;
@@ -221,6 +237,8 @@ class Searcher {
                                          x.cell.nodes, x.cell.gpus_per_node);
         }
       }
+      if (dpt > 0 && (x.c.stack.overlap_grad_reduce || x.c.stack.overlap_param_gather))
+        dpt = exposed_dp(k, dpt, stage_time(s, b, e), pg);
       const double opt = pg * optimizer_update_bytes(x.model) / (k.zero ? k.dp : 1) / bw;
       dp_max = std::max(dp_max, dpt);
       opt_max = std::max(opt_max, opt);
@@ -373,6 +391,10 @@ std::vector<Schedule> schedules_for(const Ctx& x, const Combo& k) {
     }
   }
   if (p.schedule && p.schedule->kind == Schedule::Kind::gpipe) out.push_back(*p.schedule);
+  // A pinned interleaving deeper than the search's own (NeMo's recipes use up to 12 chunks).
+  if (p.schedule && p.schedule->kind == Schedule::Kind::interleaved && p.schedule->virtual_stages > 4 && x.S > 1 &&
+      x.L % (x.S * p.schedule->virtual_stages) == 0 && k.m % x.S == 0)
+    out.push_back(*p.schedule);
   return out;
 }
 
@@ -394,7 +416,7 @@ void run_search(Ctx& x, SearchState& st) {
   else rcs = {Recompute::none, Recompute::selective, Recompute::full};
   if (p.recompute) {
     if (std::find(rcs.begin(), rcs.end(), *p.recompute) != rcs.end() ||
-        (x.model.family == Family::wide_resnet && x.req.runtime == Runtime::megatron))
+        (x.model.family == Family::wide_resnet && megatron_family(x.req.runtime)))
       rcs = {*p.recompute};
     else
       rcs.clear();
@@ -404,7 +426,7 @@ void run_search(Ctx& x, SearchState& st) {
   // plan of the Cell from below; if it does not fit, nothing does.
   // (Not for alpa: without sequence parallelism the largest TP is not always
   // the smallest footprint, and its space is small anyway.)
-  if (!x.brute && x.req.runtime == Runtime::megatron) {
+  if (!x.brute && megatron_family(x.req.runtime)) {
     Combo k;
     k.tp = tps.back();
     k.dp = x.gps / k.tp;
@@ -436,7 +458,7 @@ void run_search(Ctx& x, SearchState& st) {
         std::vector<bool> sps = {false};
         // Sequence parallelism never costs time or memory in this model, so the
         // fast search only tries it on (the brute force tries both).
-        if (t > 1 && x.req.runtime == Runtime::megatron && x.model.family != Family::wide_resnet)
+        if (t > 1 && megatron_family(x.req.runtime) && x.model.family != Family::wide_resnet)
           sps = x.brute ? std::vector<bool>{true, false} : std::vector<bool>{true};
         if (p.sequence_parallel) {
           if (*p.sequence_parallel && (t == 1 || x.req.runtime == Runtime::alpa)) continue;
@@ -450,6 +472,17 @@ void run_search(Ctx& x, SearchState& st) {
           Combo k;
           k.tp = t, k.dp = dp, k.mbs = mb, k.m = B / dp / mb, k.rc = rc, k.sp = spv;
           k.sched = Schedule{};
+          // ZeRO-1 has the same communication volume and less memory and optimizer time, so the
+          // fast search only tries it (brute force: both), unless the stack overlaps the DP
+          // communication: its all-gather then hides behind a shorter window than an all-reduce.
+          const bool overlapped = x.c.stack.overlap_grad_reduce || x.c.stack.overlap_param_gather;
+          std::vector<int> zeros = x.brute || overlapped ? std::vector<int>{1, 0} : std::vector<int>{1};
+          if (p.zero) zeros = {*p.zero};
+          // Alpa's plans keep every optimizer state on each DP rank (the artifact's runs, which the
+          // alpa profile is fitted on, were measured so).
+          else if (dp == 1 || x.req.runtime == Runtime::alpa) zeros = {0};
+          // The layers' memory depends on the ZeRO stage: prepared for the first one tried.
+          k.zero = zeros.front();
           srch.prepare_kinds(k);
           if (!x.brute && srch.lower_bound(k) >= st.best_iter) continue;
           bool layers_ready = false;
@@ -457,13 +490,11 @@ void run_search(Ctx& x, SearchState& st) {
             k.sched = sc;
             if (!x.brute && srch.lower_bound(k) >= st.best_iter) continue;
             if (!layers_ready) srch.prepare_layers(), layers_ready = true;
-            // ZeRO-1 has the same communication volume and less memory and
-            // optimizer time, so the fast search only tries it (brute force: both).
-            std::vector<int> zeros = x.brute ? std::vector<int>{0, 1} : std::vector<int>{1};
-            if (p.zero) zeros = {*p.zero};
-            else if (dp == 1) zeros = {0};
             for (int z : zeros) {
-              k.zero = z;
+              if (z != k.zero) {
+                k.zero = z;
+                srch.prepare(k);
+              }
               SplitResult sp;
               if (x.brute && sc.kind != Schedule::Kind::interleaved) {
                 std::vector<int> ends(x.S);

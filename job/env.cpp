@@ -24,7 +24,7 @@ const std::vector<EnvVar>& env_vars() {
   static const std::vector<EnvVar> vars = {
       {"CRIUS_MODEL", W::job_submit, "the model: a catalogue id, or the model file's path as given"},
       {"CRIUS_GLOBAL_BATCH", W::job_submit, "samples per optimizer step"},
-      {"CRIUS_RUNTIME", W::job_submit, "runtime profile: megatron or alpa"},
+      {"CRIUS_RUNTIME", W::job_submit, "runtime profile: megatron, megatron-core or alpa"},
       {"CRIUS_ITERS", W::job_submit, "iterations to run (only with --crius-iters)"},
       {"CRIUS_CELL", W::job_submit, "the Cell, GPU:NODESxGPUS:STAGES"},
       {"CRIUS_PARTITION", W::job_submit, "the Cell's partition"},

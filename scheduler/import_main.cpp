@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--map", map_file, "the [[rule]] file mapping jobs to models and global batches")->required();
   app.add_option("--cluster", cluster_file, "crius.toml of the cluster the jobs ran on")->required();
-  app.add_option("--runtime", runtime_name, "runtime profile of the estimates: alpa (crius-sim's default) or megatron");
+  app.add_option("--runtime", runtime_name, "runtime profile of the estimates: alpa (crius-sim's default), megatron or megatron-core");
   app.add_option("--out", out_file, "write the trace here (default: standard output)");
   try {
     app.parse(argc, argv);

@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
   app.add_option("--rate-window", popt.rate_window_s,
                  "the hour of --max-moves-per-job-per-hour, in seconds, as criusd's rate_window_s (3600)")
       ->check(CLI::Range(1.0, 86400.0));
-  app.add_option("--runtime", runtime_name, "estimator runtime profile: alpa (default) or megatron");
+  app.add_option("--runtime", runtime_name, "estimator runtime profile: alpa (default), megatron or megatron-core");
   app.add_option("--throughput-table", table_file,
                  "measured iteration times (CSV); missing shapes use the estimator");
   app.add_flag("--table-only", table_only,

@@ -101,7 +101,7 @@ Result<estimator::Cell> parse_cell(std::string_view text) {
 
 Result<estimator::Runtime> parse_runtime_name(std::string_view text) {
   auto r = estimator::parse_runtime(text);
-  if (!r) return make_error("--crius-runtime: " + shown(text) + " is not megatron or alpa");
+  if (!r) return make_error("--crius-runtime: " + shown(text) + " is not megatron, megatron-core or alpa");
   return r;
 }
 

@@ -6,7 +6,9 @@
 # predicted with the constant fitted on the other points of its GPU type),
 # plus whether every OOM point is predicted infeasible. Then the published Megatron-LM
 # runs of tests/data/estimator/megatron-published.csv (runtime profile megatron, the
-# papers' plans pinned, the shipped constants: nothing is fitted to them).
+# papers' plans pinned, the shipped constants: nothing is fitted to them), and the published
+# H100 runs of tests/data/estimator/h100-published.csv (runtime profile megatron-core): the
+# profile's runtime_overhead is fitted on the split marked fit; the rest is held out.
 set -eu
 : "${TOP:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${B:=$TOP/build}"
@@ -16,3 +18,6 @@ bench=$B/tests/bench/estimator-bench
 echo
 echo "published Megatron-LM runs (estimate / published - 1):"
 "$bench" published "$TOP/tests/data/estimator/megatron-a100.toml" "$TOP/tests/data/estimator/megatron-published.csv"
+echo
+echo "published H100 runs, megatron-core (estimate / published - 1):"
+"$bench" published "$TOP/tests/data/estimator/h100-dgx.toml" "$TOP/tests/data/estimator/h100-published.csv"

@@ -240,9 +240,11 @@ static int accuracy(const std::string& cluster_path, const std::string& csv) {
   return 0;
 }
 
-// Published runs (megatron-published.csv): each estimated on the cluster's first partition
-// with the paper's tp, stages, micro-batch, schedule, recomputation and sequence parallelism
-// pinned, with the shipped constants; no constant is fitted to them.
+// Published runs (megatron-published.csv, h100-published.csv): each estimated on the cluster's
+// first partition with the paper's tp, stages and, where the source gives them, micro-batch,
+// schedule, recomputation and sequence parallelism pinned (an empty field: the search chooses),
+// with the shipped constants; no constant is fitted to them. Optional last columns: the
+// runtime profile (default megatron) and a split (e.g. fit / held-out), summarised apart.
 static int published(const std::string& cluster_path, const std::string& csv) {
   auto c = est::load_cluster(cluster_path);
   if (!c) return std::fprintf(stderr, "%s\n", c.error().c_str()), 2;
@@ -253,8 +255,8 @@ static int published(const std::string& cluster_path, const std::string& csv) {
   std::string line;
   bool header = true;
   int lineno = 0;
-  std::map<std::string, std::vector<double>> by_mode;
-  std::printf("%-13s %-13s %5s %6s %3s %6s %-14s %-9s %9s %9s %7s\n", "source", "model", "gpus", "stages", "tp", "batch",
+  std::map<std::string, std::vector<double>> by_mode, by_split;
+  std::printf("%-13s %-15s %5s %6s %3s %6s %-14s %-9s %9s %9s %7s\n", "source", "model", "gpus", "stages", "tp", "batch",
               "schedule", "recompute", "published", "estimate", "error");
   while (std::getline(in, line)) {
     ++lineno;
@@ -264,7 +266,8 @@ static int published(const std::string& cluster_path, const std::string& csv) {
       continue;
     }
     auto f = split_csv(line);
-    if (f.size() != 12) return std::fprintf(stderr, "%s:%d: expected 12 fields\n", csv.c_str(), lineno), 2;
+    if (f.size() != 12 && f.size() != 14)
+      return std::fprintf(stderr, "%s:%d: expected 12 or 14 fields\n", csv.c_str(), lineno), 2;
     auto m = c->models.resolve(f[1]);
     if (!m) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, m.error().c_str()), 2;
     est::Request req;
@@ -274,7 +277,7 @@ static int published(const std::string& cluster_path, const std::string& csv) {
     try {
       req.global_batch = std::stoi(f[6]);
       req.pins.tp = std::stoi(f[5]);
-      req.pins.micro_batch_size = std::stoi(f[7]);
+      if (!f[7].empty()) req.pins.micro_batch_size = std::stoi(f[7]);
       nodes = std::stoi(f[2]), gpn = std::stoi(f[3]), stages = std::stoi(f[4]);
       pub = std::stod(f[11]);
     } catch (const std::exception&) {
@@ -285,27 +288,48 @@ static int published(const std::string& cluster_path, const std::string& csv) {
       if (!sc) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, sc.error().c_str()), 2;
       req.pins.schedule = *sc;
     }
-    auto rc = est::parse_recompute(f[9]);
-    if (!rc) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, rc.error().c_str()), 2;
-    req.pins.recompute = *rc;
-    req.pins.sequence_parallel = f[10] == "on";
+    if (!f[9].empty()) {
+      auto rc = est::parse_recompute(f[9]);
+      if (!rc) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, rc.error().c_str()), 2;
+      req.pins.recompute = *rc;
+    }
+    if (!f[10].empty()) req.pins.sequence_parallel = f[10] == "on";
+    std::string split;
+    if (f.size() == 14) {
+      auto rt = est::parse_runtime(f[12]);
+      if (!rt) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, rt.error().c_str()), 2;
+      req.runtime = *rt;
+      split = f[13];
+    }
     const est::Cell cell{part.name, part.gpu, nodes, gpn, stages};
     est::Estimate e = est::estimate_cell(req, cell, *c);
     if (!e.feasible) {
-      std::printf("%-13s %-13s infeasible: %s\n", f[0].c_str(), f[1].c_str(), e.why.c_str());
+      std::printf("%-13s %-15s infeasible: %s\n", f[0].c_str(), f[1].c_str(), e.why.c_str());
       continue;
     }
     const double err = e.iter_time_s / pub - 1;
-    by_mode[f[0] + " " + f[9]].push_back(err);
-    std::printf("%-13s %-13s %5d %6d %3d %6d %-14s %-9s %8.2fs %8.2fs %+6.1f%%\n", f[0].c_str(), f[1].c_str(),
+    by_mode[f[0] + " " + (f[9].empty() ? "free" : f[9])].push_back(err);
+    if (!split.empty()) by_split[split].push_back(err);
+    std::printf("%-13s %-15s %5d %6d %3d %6d %-14s %-9s %8.2fs %8.2fs %+6.1f%%\n", f[0].c_str(), f[1].c_str(),
                 cell.gpus(), cell.stages, *req.pins.tp, req.global_batch, est::to_string(e.plan.schedule).c_str(),
-                f[9].c_str(), pub, e.iter_time_s, 100 * err);
+                std::string(est::to_string(e.plan.recompute)).c_str(), pub, e.iter_time_s, 100 * err);
   }
-  for (const auto& [mode, errs] : by_mode) {
+  auto summary = [](const std::string& what, const std::vector<double>& errs) {
     double sum = 0, worst = 0;
-    for (double x : errs) sum += std::fabs(x), worst = std::max(worst, std::fabs(x));
-    std::printf("%-24s %zu runs: mean absolute error %.1f%%, worst %.1f%%\n", mode.c_str(), errs.size(),
-                100 * sum / static_cast<double>(errs.size()), 100 * worst);
+    std::vector<double> abs;
+    for (double x : errs) sum += std::fabs(x), worst = std::max(worst, std::fabs(x)), abs.push_back(std::fabs(x));
+    std::printf("%-24s %zu runs: mean absolute error %.1f%%, median %.1f%%, worst %.1f%%\n", what.c_str(), errs.size(),
+                100 * sum / static_cast<double>(errs.size()), 100 * crius::util::median(abs), 100 * worst);
+  };
+  for (const auto& [mode, errs] : by_mode) summary(mode, errs);
+  for (const auto& [split, errs] : by_split) summary("split " + split, errs);
+  if (auto fit = by_split.find("fit"); fit != by_split.end()) {
+    // The factor on the estimates that fits the fit split in the least-squares sense of log
+    // errors: how far the profile's runtime_overhead is from what the fit split asks for.
+    double log_sum = 0;
+    for (double x : fit->second) log_sum -= std::log1p(x);
+    std::printf("the fit split asks the estimates x %.3f (geometric mean of published / estimate)\n",
+                std::exp(log_sum / static_cast<double>(fit->second.size())));
   }
   return 0;
 }

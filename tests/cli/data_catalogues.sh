@@ -33,10 +33,14 @@ gpus = load(os.path.join(etc, "gpus.toml"))
 if not set(gpus) <= {"gpu", "runtime"} or "gpu" not in gpus:
     err(f"gpus.toml: top-level keys {sorted(gpus)}, expected [gpu.*] and optional [runtime.*]")
 for rname, rprof in gpus.get("runtime", {}).items():
-    if rname not in ("megatron", "alpa"):
-        err(f"gpus.toml: [runtime.{rname}] is not a runtime profile (megatron, alpa)")
+    if rname not in ("megatron", "megatron-core", "alpa"):
+        err(f"gpus.toml: [runtime.{rname}] is not a runtime profile (megatron, megatron-core, alpa)")
+    switches = ("fused_attention", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "overlap_p2p_comm")
     for k, v in rprof.items():
-        if k not in ("inter_node_factor", "runtime_overhead") or not (pos_num(v) and v <= 100):
+        if k in switches:
+            if not isinstance(v, bool):
+                err(f"gpus.toml: [runtime.{rname}] {k} = {v!r} is not true or false")
+        elif k not in ("inter_node_factor", "runtime_overhead") or not (pos_num(v) and v <= 100):
             err(f"gpus.toml: [runtime.{rname}] {k} = {v!r}")
 gpus = gpus.get("gpu", {})
 required_ids = ["a100", "a100-80gb", "h100", "h200", "v100", "a40", "a10", "l20", "l40s", "p100"]
@@ -46,7 +50,7 @@ for gid in required_ids:
 if "k40m" in gpus:
     err("gpus.toml: k40m must stay unknown (it is the unknown-GPU test case)")
 gpu_keys = {"name", "memory_gib", "memory_bw_gbs", "tflops", "match"}
-fitted_keys = {"gemm_efficiency", "fp32_efficiency", "memory_efficiency"}
+fitted_keys = {"gemm_efficiency", "fp32_efficiency", "memory_efficiency", "fused_attention_efficiency"}
 for gid, g in gpus.items():
     where = f"gpus.toml [gpu.{gid}]"
     for k in sorted(gpu_keys - set(g)):

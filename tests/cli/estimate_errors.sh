@@ -24,7 +24,7 @@ expect 2 "--global-batch must be > 0 (got -5)" --cluster "$C" --model gpt3-1.3b 
 expect 2 "--global-batch must be > 0 (got 0)" --cluster "$C" --model gpt3-1.3b --global-batch 0
 expect 2 "--nodes" --cluster "$C" "${M[@]}" --gpu a100 --nodes 1000000000000 --gpus-per-node 4
 expect 2 "--nodes must be >= 1 (got 0)" --cluster "$C" "${M[@]}" --gpu a100 --nodes 0
-expect 2 "--runtime: unknown runtime 'deepspeed' (expected megatron or alpa)" --cluster "$C" "${M[@]}" --runtime deepspeed
+expect 2 "--runtime: unknown runtime 'deepspeed' (expected megatron, megatron-core or alpa)" --cluster "$C" "${M[@]}" --runtime deepspeed
 expect 2 "--schedule: bad schedule 'interleaved:1'" --cluster "$C" "${M[@]}" --schedule interleaved:1
 expect 2 "--schedule: unknown schedule 'pipedream'" --cluster "$C" "${M[@]}" --schedule pipedream
 expect 2 "--recompute: unknown recompute 'some'" --cluster "$C" "${M[@]}" --recompute some

@@ -75,7 +75,7 @@ bad sbatch "not a model name" --crius-model='bert;rm -rf x' $G
 bad sbatch "cannot read bert;rm -rf /" --crius-model='bert;rm -rf /' $G
 bad sbatch "not a model name" --crius-model='$(id)' $G
 bad sbatch "--crius-cell: 'a100\`id\`'" --crius-model=bert__1.3B $G '--crius-cell=a100`id`'
-bad sbatch "--crius-runtime: 'megatron;id' is not megatron or alpa" --crius-model=bert__1.3B $G '--crius-runtime=megatron;id'
+bad sbatch "--crius-runtime: 'megatron;id' is not megatron, megatron-core or alpa" --crius-model=bert__1.3B $G '--crius-runtime=megatron;id'
 bad sbatch "--crius-deadline: 'soon'" --crius-model=bert__1.3B $G --crius-deadline=soon
 bad sbatch "--crius-deadline needs --crius-iters" --crius-model=bert__1.3B $G --crius-deadline=1:00:00
 says "Invalid argument"
