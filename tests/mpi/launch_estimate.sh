@@ -8,7 +8,7 @@ need_mpi
 [ -x "$B/bin/crius-estimate" ] || { echo "SKIP: crius-estimate not built in $B"; exit 77; }
 unset SLURM_JOB_ID CRIUS_STAGES CRIUS_PLAN_JSON
 crius-estimate --model gpt3-125m --global-batch 16 --cluster "$TOP/etc/crius/crius.toml" --gpu a100 --nodes 1 \
-  --gpus-per-node 8 --stages 2 --tp 2 --json >est.json || fail "crius-estimate failed"
+  --gpus-per-node 8 --stages 2 --tp 2 --schedule 1f1b --json >est.json || fail "crius-estimate failed"
 crius-launch --plan est.json --json >layout.json || fail "crius-launch --plan est.json"
 python3 - <<'PY' || fail "layout does not follow the estimate"
 import json

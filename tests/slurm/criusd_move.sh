@@ -55,6 +55,8 @@ wait_state "$id" RUNNING
 [ "$(job_field "$id" Partition)" = v100 ] || fail "job $id not moved to v100"
 [ "$(job_field "$id" Features)" = v100 ] || fail "job $id Features=$(job_field "$id" Features)"
 job_field "$id" AdminComment | grep -q '"partition":"v100"' || fail "record not updated: $(job_field "$id" AdminComment)"
+# RUNNING comes before the batch script's first line: give the script a moment to write it.
+for _ in $(seq 50); do grep -q "^start on v100-1 restarts=0" progress.log 2>/dev/null && break; sleep 0.2; done
 grep -q "^start on v100-1 restarts=0" progress.log || fail "job did not start on v100: $(cat progress.log)"
 cat criusd.prom
 [ "$(metric crius_criusd_rounds_total)" = 1 ] && [ "$(metric 'crius_criusd_actions_total{kind="update_pending"}')" = 1 ] &&
