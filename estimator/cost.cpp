@@ -54,7 +54,9 @@ static LayerKind transformer_layer(const Model& m, bool moe) {
   // Korthikanti et al. 2022: 34 s h + 5 a s^2 bytes per sample in fp16, of which
   // 10 s h are replicated across TP without sequence parallelism.
   L.act_rep = 5 * s * h * db;
-  L.act_tp = (4 * h + mlp_scale * 2 * f * (mlp_mats / 2)) * s * db;
+  // Of the TP-sharded part, Q, K, V and the output projection's input: K and V as wide as the
+  // KV heads (grouped-query attention).
+  L.act_tp = (qkv_out + h + mlp_scale * 2 * f * (mlp_mats / 2)) * s * db;
   L.act_attn = 2.5 * a * s * s * db;
   L.act_attn_fused = 4 * a * s;
   L.act_input = s * h * db;

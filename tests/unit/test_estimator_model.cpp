@@ -421,3 +421,22 @@ BOOST_AUTO_TEST_CASE(published_megatron_core_gpt_177b_on_2304_h100) {
   BOOST_TEST(e.iter_time_s == published, tt::tolerance(0.10));
 }
 
+
+// Grouped-query attention stores K and V as wide as the KV heads: the activations of a plan
+// without recompute shrink by 2 s h (1 - kv/heads) bytes of the model's type per layer and sample
+// (over TP), nothing else changes.
+BOOST_AUTO_TEST_CASE(grouped_query_attention_stores_narrower_k_and_v) {
+  est::Cluster c = cluster("h100-dgx.toml");
+  est::Request req;
+  req.model = gpt(8, 4096, 32, 2048, 32000);
+  req.model.dtype = est::Dtype::bf16;
+  req.global_batch = 8;
+  req.pins.tp = 1, req.pins.micro_batch_size = 1, req.pins.recompute = est::Recompute::none;
+  const est::Cell cell{"dgx", "h100", 1, 1, 1};
+  const est::Estimate full = est::estimate_cell(req, cell, c);
+  req.model.kv_heads = 8;
+  const est::Estimate gqa = est::estimate_cell(req, cell, c);
+  BOOST_REQUIRE(full.feasible && gqa.feasible);
+  const double saved = 8 * 2.0 * 2048 * 4096 * (1 - 8.0 / 32) * 2 / (1024.0 * 1024 * 1024);  // 8 layers
+  BOOST_TEST(full.memory.activations - gqa.memory.activations == saved, tt::tolerance(1e-6));
+}
