@@ -109,22 +109,18 @@ Result<GpuCatalog> GpuCatalog::parse(std::string_view text, std::string source) 
       if (!one) return make_error(detail::where(source, k.source()) + ": 'runtime." + std::string(k.str()) +
                                   "' must be a table");
       TableReader pr(*one, source, "[runtime." + std::string(k.str()) + "]");
-      if (auto e = pr.unknown_keys({"inter_node_factor", "runtime_overhead", "fused_attention", "overlap_grad_reduce",
-                                    "overlap_param_gather", "tp_comm_overlap", "overlap_p2p_comm"}))
-        return *e;
+      std::vector<std::string> known = {"inter_node_factor", "runtime_overhead"};
+      for (const auto& [key, field] : StackSwitches::kSwitches) known.emplace_back(key);
+      if (auto e = pr.unknown_keys(known)) return *e;
       RuntimeProfile prof;
       prof.runtime = *runtime;
       prof.stack = StackSwitches::of(*runtime);
       CRIUS_TRY_ASSIGN(prof.inter_node_factor, pr.number("inter_node_factor", 0, 100));
       CRIUS_TRY_ASSIGN(prof.runtime_overhead, pr.number("runtime_overhead", 0, 100));
-      StackSwitches& st = prof.stack;
-      for (auto [key, field] : {std::pair{"fused_attention", &st.fused_attention},
-                                {"overlap_grad_reduce", &st.overlap_grad_reduce},
-                                {"overlap_param_gather", &st.overlap_param_gather},
-                                {"tp_comm_overlap", &st.tp_comm_overlap}, {"overlap_p2p_comm", &st.overlap_p2p_comm}}) {
+      for (const auto& [key, field] : StackSwitches::kSwitches) {
         auto v = pr.boolean(key);
         if (!v) return make_error(v.error());
-        if (*v) *field = **v;
+        if (*v) prof.stack.*field = **v;
       }
       cat.m_runtimes.push_back(prof);
     }

@@ -82,10 +82,7 @@ void print_explain(const est::Estimate& e, const est::Request& req, const est::C
   }
   const est::StackSwitches st = cluster.gpus.runtime(req.runtime).stack;
   std::vector<std::string> on, off;
-  for (auto [name, v] : {std::pair{"fused_attention", st.fused_attention}, {"overlap_grad_reduce", st.overlap_grad_reduce},
-                         {"overlap_param_gather", st.overlap_param_gather}, {"tp_comm_overlap", st.tp_comm_overlap},
-                         {"overlap_p2p_comm", st.overlap_p2p_comm}})
-    (v ? on : off).push_back(name);
+  for (const auto& [name, field] : est::StackSwitches::kSwitches) (st.*field ? on : off).push_back(name);
   std::printf("runtime profile %s (crius-estimate(1), RUNTIME PROFILES): on: %s; off: %s\n",
               std::string(est::to_string(req.runtime)).c_str(), on.empty() ? "none" : crius::util::join(on, ", ").c_str(),
               off.empty() ? "none" : crius::util::join(off, ", ").c_str());

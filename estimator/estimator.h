@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -66,6 +67,13 @@ struct StackSwitches {
   bool tp_comm_overlap = false;       // TP all-gather/reduce-scatter pipelined with the GEMMs (with SP)
   bool overlap_p2p_comm = false;      // pipeline sends during compute (interleaved schedule)
   static StackSwitches of(Runtime r);
+  // Each switch by its catalogue key, in the order --explain lists them.
+  static constexpr std::pair<const char*, bool StackSwitches::*> kSwitches[] = {
+      {"fused_attention", &StackSwitches::fused_attention},
+      {"overlap_grad_reduce", &StackSwitches::overlap_grad_reduce},
+      {"overlap_param_gather", &StackSwitches::overlap_param_gather},
+      {"tp_comm_overlap", &StackSwitches::tp_comm_overlap},
+      {"overlap_p2p_comm", &StackSwitches::overlap_p2p_comm}};
 };
 
 // Fitted constants of a runtime profile ([runtime.<name>] in the GPU catalogue).
