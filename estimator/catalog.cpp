@@ -1,5 +1,6 @@
 // GPU and model catalogues, model files, enum names.
 #include <algorithm>
+#include <charconv>
 
 #include "common/util.h"
 #include "estimator/estimator.h"
@@ -165,7 +166,7 @@ Result<GpuCatalog> GpuCatalog::load(const std::string& path) {
 
 StackSwitches StackSwitches::of(Runtime r) {
   const bool on = r == Runtime::megatron_core;
-  return StackSwitches{on, on, on, on, on};
+  return StackSwitches{on, on, on, on, on, false};
 }
 
 RuntimeProfile GpuCatalog::runtime(Runtime r) const {
@@ -238,7 +239,8 @@ static Result<Model> parse_model_table(const toml::table& t, const std::string& 
   if (m.family == Family::wide_resnet) {
     known.insert(known.end(), {"depth", "width_factor", "channels", "image_size", "classes"});
   } else {
-    known.insert(known.end(), {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab", "swiglu"});
+    known.insert(known.end(), {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab", "swiglu", "dropout",
+                                  "position_embedding"});
     if (m.family == Family::moe) known.insert(known.end(), {"experts", "expert_every", "capacity_factor", "top_k", "expert_group_size"});
   }
   if (auto e = r.unknown_keys(known)) return *e;
@@ -287,6 +289,13 @@ static Result<Model> parse_model_table(const toml::table& t, const std::string& 
   CRIUS_TRY_REQUIRED(seq, r, "seq_len", r.integer("seq_len", 1, 1 << 24));
   CRIUS_TRY_REQUIRED(vocab, r, "vocab", r.integer("vocab", 1, 100000000));
   CRIUS_TRY_ASSIGN(m.swiglu, r.boolean("swiglu"));
+  CRIUS_TRY_ASSIGN(m.dropout, r.number("dropout", 0, 1, false));
+  if (m.dropout >= 1) return r.bad("dropout", "= " + util::fmt(m.dropout, 6) + " must be below 1");
+  std::string pos = "learned";
+  CRIUS_TRY_ASSIGN(pos, r.str("position_embedding"));
+  if (pos != "learned" && pos != "rope")
+    return r.bad("position_embedding", "= \"" + pos + "\" is unknown (expected learned or rope)");
+  m.rope = pos == "rope";
   if (hidden % heads != 0)
     return r.bad("heads", "= " + std::to_string(heads) + " does not divide hidden = " + std::to_string(hidden));
   if (kv && heads % kv != 0)
@@ -345,6 +354,9 @@ std::string to_spec(const Model& m) {
   add("seq_len", std::to_string(m.seq_len));
   add("vocab", std::to_string(m.vocab));
   add("swiglu", m.swiglu ? "true" : "false");
+  char shortest[32];  // the shortest text that reads back as the same double
+  add("dropout", std::string(shortest, std::to_chars(shortest, shortest + sizeof shortest, m.dropout).ptr));
+  add("position_embedding", m.rope ? "rope" : "learned");
   if (m.family == Family::moe) {
     add("experts", std::to_string(m.experts));
     add("expert_every", std::to_string(m.expert_every));

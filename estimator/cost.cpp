@@ -30,10 +30,12 @@ static LayerKind transformer_layer(const Model& m, bool moe) {
   L.gemm_calls = 3 + mlp_mats;
   // Two layer norms (read and write the tokens) and two fused bias-dropout-residual adds
   // (read two inputs, write the sum and a one-byte mask), as Megatron-LM's fused kernels and
-  // XLA's fusions run them.
-  L.mem_bytes_rep = (10 * db + 2) * s * h;
+  // XLA's fusions run them. Without dropout no mask is written or kept (PyTorch's dropout
+  // returns its input at p = 0).
+  const double masks = m.dropout > 0 ? 1.0 : 0.0;
+  L.mem_bytes_rep = (10 * db + 2 * masks) * s * h;
   L.mem_bytes_tp = (mlp_scale * (mlp_mats == 3 ? 3 : 2) * s * f + 4 * s * h) * db;
-  L.mem_bytes_attn = a * s * s * (4 * db + 1);
+  L.mem_bytes_attn = a * s * s * (4 * db + masks);
   if (moe && m.expert_group_size > 0) {
     // GShard dispatch and combine: einsums of the [S, E, C] one-hot masks (E C = k cf S) with
     // the tokens, each 2 k cf S h FLOPs per token; the combine weights (db bytes) and the
@@ -52,12 +54,14 @@ static LayerKind transformer_layer(const Model& m, bool moe) {
     L.params_dense = attn_params + mlp_params;
   }
   // Korthikanti et al. 2022: 34 s h + 5 a s^2 bytes per sample in fp16, of which
-  // 10 s h are replicated across TP without sequence parallelism.
-  L.act_rep = 5 * s * h * db;
+  // 10 s h are replicated across TP without sequence parallelism; two of them are the one-byte
+  // dropout masks, and 3 a s^2 the attention dropout's mask and output (without dropout the
+  // values' matmul keeps the softmax output itself).
+  L.act_rep = 5 * s * h * db - 2 * (1 - masks) * s * h;
   // Of the TP-sharded part, Q, K, V and the output projection's input: K and V as wide as the
   // KV heads (grouped-query attention).
   L.act_tp = (qkv_out + h + mlp_scale * 2 * f * (mlp_mats / 2)) * s * db;
-  L.act_attn = 2.5 * a * s * s * db;
+  L.act_attn = (masks ? 2.5 * db : db) * a * s * s;
   L.act_attn_fused = 4 * a * s;
   L.act_input = s * h * db;
   L.tp_bytes = s * h * db;
@@ -80,7 +84,7 @@ static ModelDesc describe_transformer(const Model& m) {
   for (int i = 0; i < m.layers; ++i)
     d.layer_kind.push_back(m.family == Family::moe && i % m.expert_every == 0 ? 1 : 0);
   const double s = m.seq_len, h = m.hidden, v = m.vocab, db = d.dtype_bytes;
-  d.embed.params_dense = v * h + s * h;
+  d.embed.params_dense = v * h + (m.rope ? 0 : s * h);
   d.embed.mem_bytes_rep = 3 * s * h * db;
   d.embed.act_rep = s * h * db;
   d.embed.out_bytes = s * h * db;
@@ -180,11 +184,13 @@ double collective_time(CommOp op, int n, int k, double bytes, const Partition& p
   return 0;
 }
 
-double optimizer_state_bytes(const Model& m) {
+double optimizer_state_bytes(const Model& m, bool remainders) {
   // States in fp32 (in the model's type for fp64 models), plus an fp32 master
-  // copy of half-precision parameters.
+  // copy of half-precision parameters: of bf16 ones only the 16 bits bf16 lacks with
+  // `remainders`.
   const bool half = m.dtype == Dtype::fp16 || m.dtype == Dtype::bf16;
-  const double scale = m.dtype == Dtype::fp64 ? 2.0 : 1.0, master = half ? 4.0 : 0.0;
+  const double scale = m.dtype == Dtype::fp64 ? 2.0 : 1.0;
+  const double master = !half ? 0.0 : remainders && m.dtype == Dtype::bf16 ? 2.0 : 4.0;
   switch (m.optimizer) {
     case Optimizer::adam: return master + 8 * scale;       // m + v
     case Optimizer::adafactor: return master + 0.5 * scale;  // factored second moment
@@ -193,13 +199,16 @@ double optimizer_state_bytes(const Model& m) {
   return master + 8 * scale;
 }
 
-double optimizer_update_bytes(const Model& m) {
+double optimizer_update_bytes(const Model& m, bool remainders) {
+  // Each includes the fp32 master copy read and written (8 bytes); a remainder is read and
+  // written with the bf16 parameter read beside it (6).
+  const double less = remainders && m.dtype == Dtype::bf16 ? 2 : 0;
   switch (m.optimizer) {
-    case Optimizer::adam: return 28;
-    case Optimizer::adafactor: return 20;
-    case Optimizer::sgd: return 16;
+    case Optimizer::adam: return 28 - less;
+    case Optimizer::adafactor: return 20 - less;
+    case Optimizer::sgd: return 16 - less;
   }
-  return 28;
+  return 28 - less;
 }
 
 
@@ -286,7 +295,7 @@ LayerCost layer_cost(const Ctx& x, const Combo& k, const LayerKind& L, bool is_h
   r.time = comp + tp_time + moe_time;
 
   const double w = x.d.dtype_bytes;
-  const double opt = detail::optimizer_state_bytes(x.model);
+  const double opt = detail::optimizer_state_bytes(x.model, x.c.stack.master_param_remainders);
   const double pd = L.params_dense / t, pe = L.params_expert / (t * ep);
   const double opt_d = k.zero ? opt / k.dp : opt;
   const double opt_e = k.zero ? opt / std::max(1, k.dp / ep) : opt;

@@ -54,8 +54,9 @@ double collective_time(CommOp op, int n, int k, double bytes, const Partition& p
                        int nic_sharing = 1, int alloc_nodes = 0, int alloc_gpn = 0);
 
 // Optimizer bytes of state per parameter and of traffic per parameter update.
-double optimizer_state_bytes(const Model& m);
-double optimizer_update_bytes(const Model& m);
+// Per parameter; `remainders`: a bf16 model's fp32 master copy kept as its 16 low bits.
+double optimizer_state_bytes(const Model& m, bool remainders);
+double optimizer_update_bytes(const Model& m, bool remainders);
 
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;

@@ -57,15 +57,18 @@ struct GpuType {
   double peak_tflops(Dtype d) const;
 };
 
-// What a training stack fuses and overlaps (crius-estimate(1), RUNTIME PROFILES): each a
-// switch of [runtime.<name>] in the GPU catalogue; megatron-core turns every one on, the
-// other profiles none.
+// What a training stack fuses, overlaps and stores (crius-estimate(1), RUNTIME PROFILES): each
+// a switch of [runtime.<name>] in the GPU catalogue; megatron-core turns every one but
+// master_param_remainders on, the other profiles none.
 struct StackSwitches {
   bool fused_attention = false;       // attention core as one fused kernel (FlashAttention, cuDNN)
   bool overlap_grad_reduce = false;   // DP gradient reduction during the last micro-batch's backward
   bool overlap_param_gather = false;  // ZeRO-1 parameter all-gather during the first forward
   bool tp_comm_overlap = false;       // TP all-gather/reduce-scatter pipelined with the GEMMs (with SP)
   bool overlap_p2p_comm = false;      // pipeline sends during compute (interleaved schedule)
+  // The fp32 master copy of bf16 parameters kept as its 16 low bits (Apex DistributedFusedAdam
+  // in NeMo 1.x; Megatron-Core's precision-aware optimizer): off by default everywhere.
+  bool master_param_remainders = false;
   static StackSwitches of(Runtime r);
   // Each switch by its catalogue key, in the order --explain lists them.
   static constexpr std::pair<const char*, bool StackSwitches::*> kSwitches[] = {
@@ -73,7 +76,8 @@ struct StackSwitches {
       {"overlap_grad_reduce", &StackSwitches::overlap_grad_reduce},
       {"overlap_param_gather", &StackSwitches::overlap_param_gather},
       {"tp_comm_overlap", &StackSwitches::tp_comm_overlap},
-      {"overlap_p2p_comm", &StackSwitches::overlap_p2p_comm}};
+      {"overlap_p2p_comm", &StackSwitches::overlap_p2p_comm},
+      {"master_param_remainders", &StackSwitches::master_param_remainders}};
 };
 
 // Fitted constants of a runtime profile ([runtime.<name>] in the GPU catalogue).
@@ -119,6 +123,12 @@ struct Model {
   int layers = 0, hidden = 0, heads = 0, kv_heads = 0 /* 0 = heads */, ffn_hidden = 0;
   int seq_len = 0, vocab = 0;
   bool swiglu = false;
+  // Dropout probability of the hidden states and attention (Megatron's --hidden-dropout and
+  // --attention-dropout); 0 stores no dropout masks and writes none.
+  double dropout = 0.1;
+  // Rotary position embedding (RoPE: Llama, Mixtral, Nemotron) instead of a learned table of
+  // seq_len x hidden parameters.
+  bool rope = false;
   // moe: an expert layer every `expert_every` layers (the first of each group)
   int experts = 0, expert_every = 0, top_k = 2;
   double capacity_factor = 1.0;

@@ -239,7 +239,7 @@ class Searcher {
       }
       if (dpt > 0 && (x.c.stack.overlap_grad_reduce || x.c.stack.overlap_param_gather))
         dpt = exposed_dp(k, dpt, stage_time(s, b, e), pg);
-      const double opt = pg * optimizer_update_bytes(x.model) / (k.zero ? k.dp : 1) / bw;
+      const double opt = pg * optimizer_update_bytes(x.model, x.c.stack.master_param_remainders) / (k.zero ? k.dp : 1) / bw;
       dp_max = std::max(dp_max, dpt);
       opt_max = std::max(opt_max, opt);
       const double mem = stage_mem(k, s, b, e);
@@ -663,7 +663,7 @@ static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cl
   // Quick memory bound: model states spread perfectly over every GPU of the Cell.
   {
     const double P = req.model.parameters();
-    const double opt = optimizer_state_bytes(req.model);
+    const double opt = optimizer_state_bytes(req.model, x.c.stack.master_param_remainders);
     const double w = x.d.dtype_bytes;
     double lb = P * (2 * w + opt / std::max(1, x.gps)) / cell.gpus();
     if (lb > x.cap) {

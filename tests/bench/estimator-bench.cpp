@@ -240,11 +240,36 @@ static int accuracy(const std::string& cluster_path, const std::string& csv) {
   return 0;
 }
 
+// A published run's stack as switches over its runtime profile's ("name=on;name=off"; names as
+// [runtime.<name>] in the GPU catalogue), merged into `c` through the catalogue's own parser.
+static std::string apply_switches(est::Cluster& c, est::Runtime rt, const std::string& spec) {
+  const est::RuntimeProfile prof = c.gpus.runtime(rt);
+  std::map<std::string, bool> value;
+  for (const auto& [key, field] : est::StackSwitches::kSwitches) value[key] = prof.stack.*field;
+  for (const std::string& item : crius::util::split(spec, ';')) {
+    const auto eq = item.find('=');
+    const std::string key = item.substr(0, eq), v = eq == std::string::npos ? "" : item.substr(eq + 1);
+    if (!value.count(key) || (v != "on" && v != "off")) return "switch '" + item + "' is not NAME=on|off";
+    value[key] = v == "on";
+  }
+  std::string text = "[runtime." + std::string(est::to_string(rt)) + "]\ninter_node_factor = " +
+                     crius::util::fmt(prof.inter_node_factor, 17) + "\nruntime_overhead = " +
+                     crius::util::fmt(prof.runtime_overhead, 17) + "\n";
+  for (const auto& [key, on] : value) text += key + " = " + (on ? "true\n" : "false\n");
+  // The parser asks for a GPU type; this one is never used.
+  text += "[gpu.switches-unused]\nname = \"x\"\nmemory_gib = 1\nmemory_bw_gbs = 1\ntflops = { fp16 = 1, fp32 = 1 }\n";
+  auto over = est::GpuCatalog::parse(text, "switches");
+  if (!over) return over.error();
+  c.gpus.merge(*over);
+  return "";
+}
+
 // Published runs (megatron-published.csv, h100-published.csv): each estimated on the cluster's
 // first partition with the paper's tp, stages and, where the source gives them, micro-batch,
 // schedule, recomputation and sequence parallelism pinned (an empty field: the search chooses),
 // with the shipped constants; no constant is fitted to them. Optional last columns: the
-// runtime profile (default megatron) and a split (e.g. fit / held-out), summarised apart.
+// runtime profile (default megatron), a split (e.g. fit / held-out), summarised apart, and the
+// run's stack switches where they differ from the profile's (apply_switches).
 static int published(const std::string& cluster_path, const std::string& csv) {
   auto c = est::load_cluster(cluster_path);
   if (!c) return std::fprintf(stderr, "%s\n", c.error().c_str()), 2;
@@ -256,6 +281,7 @@ static int published(const std::string& cluster_path, const std::string& csv) {
   bool header = true;
   int lineno = 0;
   std::map<std::string, std::vector<double>> by_mode, by_split;
+  std::map<std::string, int> infeasible_by_split;  // runs that ran, estimated out of memory
   std::printf("%-13s %-15s %5s %6s %3s %6s %-14s %-9s %9s %9s %7s\n", "source", "model", "gpus", "stages", "tp", "batch",
               "schedule", "recompute", "published", "estimate", "error");
   while (std::getline(in, line)) {
@@ -266,8 +292,8 @@ static int published(const std::string& cluster_path, const std::string& csv) {
       continue;
     }
     auto f = split_csv(line);
-    if (f.size() != 12 && f.size() != 14)
-      return std::fprintf(stderr, "%s:%d: expected 12 or 14 fields\n", csv.c_str(), lineno), 2;
+    if (f.size() != 12 && f.size() != 14 && f.size() != 15)
+      return std::fprintf(stderr, "%s:%d: expected 12, 14 or 15 fields\n", csv.c_str(), lineno), 2;
     auto m = c->models.resolve(f[1]);
     if (!m) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, m.error().c_str()), 2;
     est::Request req;
@@ -295,16 +321,22 @@ static int published(const std::string& cluster_path, const std::string& csv) {
     }
     if (!f[10].empty()) req.pins.sequence_parallel = f[10] == "on";
     std::string split;
-    if (f.size() == 14) {
+    if (f.size() >= 14) {
       auto rt = est::parse_runtime(f[12]);
       if (!rt) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, rt.error().c_str()), 2;
       req.runtime = *rt;
       split = f[13];
     }
+    est::Cluster run_cluster = *c;
+    if (f.size() == 15 && !f[14].empty()) {
+      const std::string err = apply_switches(run_cluster, req.runtime, f[14]);
+      if (!err.empty()) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, err.c_str()), 2;
+    }
     const est::Cell cell{part.name, part.gpu, nodes, gpn, stages};
-    est::Estimate e = est::estimate_cell(req, cell, *c);
+    est::Estimate e = est::estimate_cell(req, cell, run_cluster);
     if (!e.feasible) {
       std::printf("%-13s %-15s infeasible: %s\n", f[0].c_str(), f[1].c_str(), e.why.c_str());
+      if (!split.empty()) ++infeasible_by_split[split];
       continue;
     }
     const double err = e.iter_time_s / pub - 1;
@@ -322,7 +354,11 @@ static int published(const std::string& cluster_path, const std::string& csv) {
                 100 * sum / static_cast<double>(errs.size()), 100 * crius::util::median(abs), 100 * worst);
   };
   for (const auto& [mode, errs] : by_mode) summary(mode, errs);
-  for (const auto& [split, errs] : by_split) summary("split " + split, errs);
+  for (const auto& [split, errs] : by_split) {
+    summary("split " + split, errs);
+    if (infeasible_by_split[split] > 0)
+      std::printf("split %s: %d more runs estimated out of memory\n", split.c_str(), infeasible_by_split[split]);
+  }
   if (auto fit = by_split.find("fit"); fit != by_split.end()) {
     // The factor on the estimates that fits the fit split in the least-squares sense of log
     // errors: how far the profile's runtime_overhead is from what the fit split asks for.

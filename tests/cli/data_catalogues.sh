@@ -35,7 +35,8 @@ if not set(gpus) <= {"gpu", "runtime"} or "gpu" not in gpus:
 for rname, rprof in gpus.get("runtime", {}).items():
     if rname not in ("megatron", "megatron-core", "alpa"):
         err(f"gpus.toml: [runtime.{rname}] is not a runtime profile (megatron, megatron-core, alpa)")
-    switches = ("fused_attention", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "overlap_p2p_comm")
+    switches = ("fused_attention", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "overlap_p2p_comm",
+                "master_param_remainders")
     for k, v in rprof.items():
         if k in switches:
             if not isinstance(v, bool):
@@ -132,7 +133,7 @@ if set(models) != {"model"}:
     err(f"models.toml: top-level keys {sorted(models)}, expected only [model.*]")
 models = models.get("model", {})
 tf_req = {"family", "layers", "hidden", "heads", "ffn_hidden", "seq_len", "vocab", "dtype", "optimizer"}
-tf_opt = {"kv_heads", "swiglu"}
+tf_opt = {"kv_heads", "swiglu", "dropout", "position_embedding"}
 moe_req = tf_req | {"experts", "expert_every", "capacity_factor", "top_k"}
 wr_req = {"family", "depth", "width_factor", "channels", "image_size", "classes", "dtype", "optimizer"}
 for mid, m in models.items():
@@ -151,7 +152,8 @@ for mid, m in models.items():
         err(f"{where}: dtype {m.get('dtype')!r}")
     if m.get("optimizer") not in ("adam", "adafactor", "sgd"):
         err(f"{where}: optimizer {m.get('optimizer')!r}")
-    for k in sorted((req | opt) - {"family", "dtype", "optimizer", "swiglu", "capacity_factor", "expert_group_size"}):
+    for k in sorted((req | opt) - {"family", "dtype", "optimizer", "swiglu", "capacity_factor", "expert_group_size",
+                                   "dropout", "position_embedding"}):
         if k in m and not pos_int(m[k]):
             err(f"{where}: {k} = {m[k]!r} must be a positive integer")
     if fam in ("transformer", "moe") and all(pos_int(m.get(k)) for k in ("hidden", "heads")):
@@ -162,6 +164,11 @@ for mid, m in models.items():
             err(f"{where}: kv_heads {kv} must divide heads {m['heads']}")
     if "swiglu" in m and not isinstance(m["swiglu"], bool):
         err(f"{where}: swiglu must be true or false")
+    d = m.get("dropout", 0.1)
+    if isinstance(d, bool) or not isinstance(d, (int, float)) or not 0 <= d < 1:
+        err(f"{where}: dropout = {d!r} must be a number in [0, 1)")
+    if m.get("position_embedding", "learned") not in ("learned", "rope"):
+        err(f"{where}: position_embedding {m.get('position_embedding')!r} not learned|rope")
     if fam == "moe":
         if not pos_num(m.get("capacity_factor")):
             err(f"{where}: capacity_factor must be > 0")

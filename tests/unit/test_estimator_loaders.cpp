@@ -103,6 +103,29 @@ BOOST_AUTO_TEST_CASE(model_file_values_and_errors) {
                                  "classes = 1024\ndtype = \"fp32\"\n", "r.toml");
   BOOST_REQUIRE(!rn_bad.ok());
   BOOST_TEST(contains(rn_bad.error(), "r.toml:2:9: key 'depth'"));
+  // Dropout and the position embedding: defaults, values, errors naming the key, and both kept
+  // through the model spec the SPANK plugin sends to job_submit.
+  BOOST_TEST(m->dropout == 0.1);
+  BOOST_TEST(!m->rope);
+  auto llama = est::parse_model(std::string(kGpt) + "dropout = 0\nposition_embedding = \"rope\"\n", "m.toml");
+  BOOST_REQUIRE_MESSAGE(llama.ok(), (llama.ok() ? std::string() : llama.error()));
+  BOOST_TEST(llama->dropout == 0.0);
+  BOOST_TEST(llama->rope);
+  auto again = est::parse_model_spec(est::to_spec(*llama), "spec");
+  BOOST_REQUIRE_MESSAGE(again.ok(), (again.ok() ? std::string() : again.error()));
+  BOOST_TEST(again->dropout == 0.0);
+  BOOST_TEST(again->rope);
+  BOOST_TEST(est::to_spec(*again) == est::to_spec(*llama));
+  auto drop1 = est::parse_model(std::string(kGpt) + "dropout = 1\n", "m.toml");
+  BOOST_REQUIRE(!drop1.ok());
+  BOOST_TEST(contains(drop1.error(), "key 'dropout'"), drop1.error());
+  auto dropneg = est::parse_model(std::string(kGpt) + "dropout = -0.1\n", "m.toml");
+  BOOST_REQUIRE(!dropneg.ok());
+  BOOST_TEST(contains(dropneg.error(), "key 'dropout'"), dropneg.error());
+  auto alibi = est::parse_model(std::string(kGpt) + "position_embedding = \"alibi\"\n", "m.toml");
+  BOOST_REQUIRE(!alibi.ok());
+  BOOST_TEST(contains(alibi.error(), "key 'position_embedding'"), alibi.error());
+  BOOST_TEST(contains(alibi.error(), "expected learned or rope"), alibi.error());
 }
 
 BOOST_AUTO_TEST_CASE(model_catalogue_and_resolve) {
