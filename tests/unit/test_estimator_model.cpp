@@ -365,6 +365,17 @@ BOOST_AUTO_TEST_CASE(megatron_core_switches_each_hide_what_they_say) {
   const est::Estimate no_pp = core_estimate("overlap_p2p_comm = false", req, cell);
   BOOST_TEST(no_pp.breakdown.pp_comm > 0);
   BOOST_TEST(on.breakdown.pp_comm < no_pp.breakdown.pp_comm);
+  // Master parameters as remainders (off by default): a bf16 model's Adam states 10 instead of
+  // 12 bytes per parameter before ZeRO sharding, nothing else; an fp16 model keeps its full copy.
+  const est::Estimate rem = core_estimate("master_param_remainders = true", req, cell);
+  BOOST_TEST(rem.memory.optimizer == on.memory.optimizer * 10 / 12, tt::tolerance(1e-9));
+  BOOST_TEST(rem.memory.params == on.memory.params, tt::tolerance(1e-12));
+  BOOST_TEST(rem.memory.activations == on.memory.activations, tt::tolerance(1e-12));
+  est::Request fp16 = req;
+  fp16.model.dtype = est::Dtype::fp16;
+  BOOST_TEST(core_estimate("master_param_remainders = true", fp16, cell).memory.optimizer ==
+                 core_estimate("", fp16, cell).memory.optimizer,
+             tt::tolerance(1e-12));
   // All off: the megatron profile's cost model (with the same overhead).
   const est::Estimate off = core_estimate(
       "fused_attention = false\noverlap_grad_reduce = false\noverlap_param_gather = false\n"
@@ -425,37 +436,36 @@ BOOST_AUTO_TEST_CASE(published_megatron_core_gpt_177b_on_2304_h100) {
 // Grouped-query attention stores K and V as wide as the KV heads: the activations of a plan
 // without recompute shrink by 2 s h (1 - kv/heads) bytes of the model's type per layer and sample
 // (over TP), nothing else changes.
-BOOST_AUTO_TEST_CASE(grouped_query_attention_stores_narrower_k_and_v) {
-  est::Cluster c = cluster("h100-dgx.toml");
+// 8 layers of a bf16 GPT (hidden 4096, 32 heads, sequence 2048) on one H100 with the megatron
+// profile (unfused attention), one sample per micro-batch, no recomputation: one micro-batch's
+// activations in flight, so memory differences are per-layer bytes of one sample. The estimates
+// before and after `change` to the model.
+template <class Change>
+static std::pair<est::Estimate, est::Estimate> one_gpu_before_after(Change change) {
+  const est::Cluster c = cluster("h100-dgx.toml");
   est::Request req;
   req.model = gpt(8, 4096, 32, 2048, 32000);
   req.model.dtype = est::Dtype::bf16;
   req.global_batch = 8;
   req.pins.tp = 1, req.pins.micro_batch_size = 1, req.pins.recompute = est::Recompute::none;
   const est::Cell cell{"dgx", "h100", 1, 1, 1};
-  const est::Estimate full = est::estimate_cell(req, cell, c);
-  req.model.kv_heads = 8;
-  const est::Estimate gqa = est::estimate_cell(req, cell, c);
-  BOOST_REQUIRE(full.feasible && gqa.feasible);
+  est::Estimate before = est::estimate_cell(req, cell, c);
+  change(req.model);
+  est::Estimate after = est::estimate_cell(req, cell, c);
+  BOOST_REQUIRE(before.feasible && after.feasible);
+  return {before, after};
+}
+
+BOOST_AUTO_TEST_CASE(grouped_query_attention_stores_narrower_k_and_v) {
+  const auto [full, gqa] = one_gpu_before_after([](est::Model& m) { m.kv_heads = 8; });
   const double saved = 8 * 2.0 * 2048 * 4096 * (1 - 8.0 / 32) * 2 / (1024.0 * 1024 * 1024);  // 8 layers
   BOOST_TEST(full.memory.activations - gqa.memory.activations == saved, tt::tolerance(1e-6));
 }
 
 BOOST_AUTO_TEST_CASE(no_dropout_keeps_no_masks) {
-  // The megatron profile (unfused attention), one stage, one micro-batch of one sample in flight:
-  // without dropout each layer keeps neither its two one-byte masks of s x h nor the attention
-  // dropout's mask and output (3 of its 5 bytes per score in fp16).
-  est::Cluster c = cluster("h100-dgx.toml");
-  est::Request req;
-  req.model = gpt(8, 4096, 32, 2048, 32000);
-  req.model.dtype = est::Dtype::bf16;
-  req.global_batch = 8;
-  req.pins.tp = 1, req.pins.micro_batch_size = 1, req.pins.recompute = est::Recompute::none;
-  const est::Cell cell{"dgx", "h100", 1, 1, 1};
-  const est::Estimate with = est::estimate_cell(req, cell, c);
-  req.model.dropout = 0;
-  const est::Estimate without = est::estimate_cell(req, cell, c);
-  BOOST_REQUIRE(with.feasible && without.feasible);
+  // Without dropout each layer keeps neither its two one-byte masks of s x h nor the attention
+  // dropout's mask and output (3 of its 5 bytes per score in 16-bit types).
+  const auto [with, without] = one_gpu_before_after([](est::Model& m) { m.dropout = 0; });
   const double s = 2048, h = 4096, a = 32;
   const double saved = 8 * (2 * s * h + 3 * a * s * s) / (1024.0 * 1024 * 1024);
   BOOST_TEST(with.memory.activations - without.memory.activations == saved, tt::tolerance(1e-6));
@@ -468,27 +478,4 @@ BOOST_AUTO_TEST_CASE(rotary_position_embedding_has_no_table) {
   const double learned = m.parameters();
   m.rope = true;
   BOOST_TEST(learned - m.parameters() == 2048.0 * 4096);
-}
-
-BOOST_AUTO_TEST_CASE(master_param_remainders_keep_the_low_bits_only) {
-  // A bf16 model's fp32 master copy as 16-bit remainders: Adam's states go from 12 to 10 bytes
-  // per parameter (before ZeRO sharding); an fp16 model keeps its full master copy.
-  est::Request req;
-  req.model = gpt(16, 4096, 32, 4096, 51200);
-  req.model.dtype = est::Dtype::bf16;
-  req.global_batch = 64;
-  req.runtime = est::Runtime::megatron_core;
-  req.pins.tp = 2, req.pins.micro_batch_size = 1, req.pins.recompute = est::Recompute::none;
-  req.pins.sequence_parallel = true, req.pins.zero = 1;
-  const est::Cell cell{"dgx", "h100", 2, 8, 2};
-  const est::Estimate full = core_estimate("", req, cell);
-  const est::Estimate rem = core_estimate("master_param_remainders = true", req, cell);
-  BOOST_REQUIRE(full.feasible && rem.feasible);
-  BOOST_TEST(rem.memory.optimizer == full.memory.optimizer * 10 / 12, tt::tolerance(1e-9));
-  BOOST_TEST(rem.memory.params == full.memory.params, tt::tolerance(1e-12));
-  BOOST_TEST(rem.memory.activations == full.memory.activations, tt::tolerance(1e-12));
-  req.model.dtype = est::Dtype::fp16;
-  BOOST_TEST(core_estimate("master_param_remainders = true", req, cell).memory.optimizer ==
-                 core_estimate("", req, cell).memory.optimizer,
-             tt::tolerance(1e-12));
 }
