@@ -354,9 +354,13 @@ std::string to_spec(const Model& m) {
   add("seq_len", std::to_string(m.seq_len));
   add("vocab", std::to_string(m.vocab));
   add("swiglu", m.swiglu ? "true" : "false");
-  char shortest[32];  // the shortest text that reads back as the same double
-  add("dropout", std::string(shortest, std::to_chars(shortest, shortest + sizeof shortest, m.dropout).ptr));
-  add("position_embedding", m.rope ? "rope" : "learned");
+  // Keys newer than the spec format only where they differ from their defaults, so that a
+  // job_submit plugin of the previous release still reads every other model's spec.
+  if (m.dropout != Model{}.dropout) {
+    char shortest[32];  // the shortest text that reads back as the same double
+    add("dropout", std::string(shortest, std::to_chars(shortest, shortest + sizeof shortest, m.dropout).ptr));
+  }
+  if (m.rope) add("position_embedding", "rope");
   if (m.family == Family::moe) {
     add("experts", std::to_string(m.experts));
     add("expert_every", std::to_string(m.expert_every));
