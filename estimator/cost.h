@@ -53,8 +53,8 @@ ModelDesc describe(const Model& m);
 double collective_time(CommOp op, int n, int k, double bytes, const Partition& p, const CostConstants& c,
                        int nic_sharing = 1, int alloc_nodes = 0, int alloc_gpn = 0);
 
-// Optimizer bytes of state per parameter and of traffic per parameter update.
-// Per parameter; `remainders`: a bf16 model's fp32 master copy kept as its 16 low bits.
+// Optimizer bytes of state and of update traffic per parameter; `remainders`: a bf16 model's
+// fp32 master copy kept as its 16 low bits.
 double optimizer_state_bytes(const Model& m, bool remainders);
 double optimizer_update_bytes(const Model& m, bool remainders);
 
