@@ -8,7 +8,9 @@
 # runs of tests/data/estimator/megatron-published.csv (runtime profile megatron, the
 # papers' plans pinned, the shipped constants: nothing is fitted to them), and the published
 # H100 runs of tests/data/estimator/h100-published.csv (runtime profile megatron-core): the
-# profile's runtime_overhead is fitted on the split marked fit; the rest is held out.
+# profile's runtime_overhead is fitted on the split marked fit; the rest is held out. Last, the
+# memory per GPU of pure data parallelism against the artifact's measured peak
+# (tests/data/estimator/dp-memory.csv), optimizer states replicated and sharded.
 set -eu
 : "${TOP:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${B:=$TOP/build}"
@@ -21,3 +23,6 @@ echo "published Megatron-LM runs (estimate / published - 1):"
 echo
 echo "published H100 runs, megatron-core (estimate / published - 1):"
 "$bench" published "$TOP/tests/data/estimator/h100-dgx.toml" "$TOP/tests/data/estimator/h100-published.csv"
+echo
+echo "memory per GPU of pure data parallelism, alpa, against the artifact's measured peak (estimate / measured - 1):"
+"$bench" memory "$TOP/tests/data/estimator/arena-hw.toml" "$TOP/tests/data/estimator/dp-memory.csv"

@@ -2,6 +2,7 @@
 //   estimator-bench speed CLUSTER MODEL BATCH        one-Cell search and all-Cells ranking times
 //   estimator-bench accuracy CLUSTER MEASURED.csv    leave-one-out error against measured iteration times
 //   estimator-bench published CLUSTER RUNS.csv       error against published Megatron-LM runs, plan pinned
+//   estimator-bench memory CLUSTER DP_MEMORY.csv     pure data parallelism's memory per GPU against measured
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -370,13 +371,100 @@ static int published(const std::string& cluster_path, const std::string& csv) {
   return 0;
 }
 
+// Pure data parallelism's memory per GPU (runtime alpa: one stage, tp 1, dp = every GPU, 16
+// micro-batches) against the Crius artifact's measured peak (dp-memory.csv, GiB), with the
+// optimizer states on every rank (ZeRO 0, what the alpa profile's search assumes) and sharded
+// over the ranks (ZeRO 1). Estimated on the cluster's partition of the largest node, its GPU's
+// capacity lifted so that a plan's memory is reported whether or not it fits; the rows that did
+// not fit (no value) are left out, since the artifact does not say which GPU they ran out of.
+static int memory(const std::string& cluster_path, const std::string& csv) {
+  auto c = est::load_cluster(cluster_path);
+  if (!c) return std::fprintf(stderr, "%s\n", c.error().c_str()), 2;
+  if (c->partitions.empty()) return std::fprintf(stderr, "%s: no partition\n", cluster_path.c_str()), 2;
+  const est::Partition part = *std::max_element(
+      c->partitions.begin(), c->partitions.end(),
+      [](const est::Partition& a, const est::Partition& b) { return a.gpus_per_node < b.gpus_per_node; });
+  const est::GpuType* g = c->gpus.find(part.gpu);
+  if (!g) return std::fprintf(stderr, "unknown gpu %s\n", part.gpu.c_str()), 2;
+  auto lifted = est::GpuCatalog::parse("[gpu." + g->id + "]\nname = \"lifted\"\nmemory_gib = 4096\nmemory_bw_gbs = " +
+                                           crius::util::fmt(g->memory_bw_gbs, 17) + "\ntflops = { fp16 = " +
+                                           crius::util::fmt(g->tflops_fp16, 17) + ", fp32 = " +
+                                           crius::util::fmt(g->tflops_fp32, 17) + " }\n",
+                                       "lifted");
+  if (!lifted) return std::fprintf(stderr, "%s\n", lifted.error().c_str()), 2;
+  c->gpus.merge(*lifted);
+  std::ifstream in(csv);
+  if (!in) return std::fprintf(stderr, "%s: cannot open\n", csv.c_str()), 2;
+  std::string line;
+  bool header = true;
+  int lineno = 0, left_out = 0;
+  std::map<std::string, std::vector<double>> errs[2];  // [zero] family -> estimate / measured - 1
+  std::printf("%-12s %-5s %5s %4s %9s %9s %7s %9s %7s\n", "model", "size", "batch", "gpus", "measured", "zero0",
+              "err", "zero1", "err");
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.empty() || line[0] == '#') continue;
+    if (header) {
+      header = false;
+      continue;
+    }
+    auto f = split_csv(line);
+    if (f.size() != 6) return std::fprintf(stderr, "%s:%d: expected 6 fields\n", csv.c_str(), lineno), 2;
+    if (f[4].empty()) {
+      ++left_out;
+      continue;
+    }
+    auto m = c->models.resolve(f[0] + "__" + f[1]);
+    if (!m) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, m.error().c_str()), 2;
+    int batch = 0, gpus = 0;
+    double measured = 0;
+    try {
+      batch = std::stoi(f[2]), gpus = std::stoi(f[3]), measured = std::stod(f[4]);
+    } catch (const std::exception&) {
+      return std::fprintf(stderr, "%s:%d: a number field is not a number\n", csv.c_str(), lineno), 2;
+    }
+    if (gpus > part.gpus_per_node)
+      return std::fprintf(stderr, "%s:%d: %d GPUs, partition %s has %d per node\n", csv.c_str(), lineno, gpus,
+                          part.name.c_str(), part.gpus_per_node), 2;
+    double mem[2];
+    for (int z = 0; z < 2; ++z) {
+      est::Request req;
+      req.model = *m;
+      req.global_batch = batch;
+      req.runtime = est::Runtime::alpa;
+      req.pins.tp = 1;
+      req.pins.dp = gpus;
+      req.pins.zero = gpus > 1 ? z : 0;
+      est::Estimate e = est::estimate_cell(req, est::Cell{part.name, part.gpu, 1, gpus, 1}, *c);
+      if (!e.feasible)
+        return std::fprintf(stderr, "%s:%d: no plan: %s\n", csv.c_str(), lineno, e.why.c_str()), 2;
+      mem[z] = e.memory_gib;
+      errs[z][f[0]].push_back(mem[z] / measured - 1);
+      errs[z]["all"].push_back(mem[z] / measured - 1);
+    }
+    std::printf("%-12s %-5s %5d %4d %9.2f %9.2f %+6.1f%% %9.2f %+6.1f%%\n", f[0].c_str(), f[1].c_str(), batch, gpus,
+                measured, mem[0], 100 * (mem[0] / measured - 1), mem[1], 100 * (mem[1] / measured - 1));
+  }
+  std::printf("\n%d rows without a measured value (did not fit) left out\n", left_out);
+  for (int z = 0; z < 2; ++z)
+    for (const auto& [family, e] : errs[z]) {
+      std::vector<double> abs;
+      for (double x : e) abs.push_back(std::fabs(x));
+      std::printf("zero %d %-12s %3zu rows: median signed %+6.1f%%, median abs %5.1f%%, worst %5.1f%%\n", z,
+                  family.c_str(), e.size(), 100 * crius::util::median(e), 100 * crius::util::median(abs),
+                  100 * *std::max_element(abs.begin(), abs.end()));
+    }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "speed" && argc == 5) return speed(argv[2], argv[3], std::atoi(argv[4]));
   if (mode == "accuracy" && argc == 4) return accuracy(argv[2], argv[3]);
   if (mode == "published" && argc == 4) return published(argv[2], argv[3]);
+  if (mode == "memory" && argc == 4) return memory(argv[2], argv[3]);
   std::fprintf(stderr,
                "usage: estimator-bench speed CLUSTER MODEL BATCH | accuracy CLUSTER MEASURED.csv | published CLUSTER "
-               "RUNS.csv\n");
+               "RUNS.csv | memory CLUSTER DP_MEMORY.csv\n");
   return 2;
 }
