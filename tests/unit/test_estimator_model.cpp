@@ -479,3 +479,39 @@ BOOST_AUTO_TEST_CASE(rotary_position_embedding_has_no_table) {
   m.rope = true;
   BOOST_TEST(learned - m.parameters() == 2048.0 * 4096);
 }
+
+BOOST_AUTO_TEST_CASE(alpa_pure_data_parallel_memory_against_the_artifact) {
+  // The Crius artifact's measured peak memory per GPU of pure data parallelism
+  // (tests/data/estimator/dp-memory.csv, GiB): BERT 760M at batch 128 on 1, 2 and 8 GPUs,
+  // 24.129, 13.519 and 6.902. Alpa's data parallelism shards the Adam states over the ranks:
+  // with them sharded (ZeRO-1) the estimate agrees; the alpa search, which keeps them on every
+  // rank, over-states it more the more ranks there are. tests/bench/estimator-accuracy.sh
+  // reports all 90 rows; docs/results.md says why the search keeps them replicated.
+  est::Cluster c = cluster("arena-hw.toml");
+  auto m = c.models.resolve("bert__760M");
+  BOOST_REQUIRE(m.ok());
+  for (auto [gpus, measured] : {std::pair{1, 24.129}, std::pair{2, 13.519}, std::pair{8, 6.902}}) {
+    double mem[2] = {0, 0};
+    for (int z = 0; z < 2; ++z) {
+      est::Request req;
+      req.model = *m;
+      req.global_batch = 128;
+      req.runtime = est::Runtime::alpa;
+      req.pins.tp = 1, req.pins.dp = gpus, req.pins.zero = gpus > 1 ? z : 0;
+      est::Estimate e = est::estimate_cell(req, est::Cell{"v100", "v100", 1, gpus, 1}, c);
+      BOOST_REQUIRE_MESSAGE(e.feasible, e.why);
+      mem[z] = e.memory_gib;
+    }
+    BOOST_TEST_MESSAGE(gpus << " GPUs: measured " << measured << " GiB, replicated " << mem[0] << ", sharded " << mem[1]);
+    BOOST_TEST(mem[1] == measured, tt::tolerance(0.08));
+    if (gpus > 1) BOOST_TEST(mem[0] > 1.3 * measured);
+  }
+  // Without a pin the alpa search keeps every state on each rank.
+  est::Request free;
+  free.model = *m;
+  free.global_batch = 128;
+  free.runtime = est::Runtime::alpa;
+  est::Estimate e = est::estimate_cell(free, est::Cell{"v100", "v100", 1, 8, 1}, c);
+  BOOST_REQUIRE(e.feasible);
+  BOOST_TEST(e.plan.zero == 0);
+}
