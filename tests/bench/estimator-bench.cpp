@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -85,18 +86,33 @@ static std::vector<std::string> split_csv(const std::string& line) {
   return f;
 }
 
-static std::vector<Point> read_points(const std::string& path) {
-  std::vector<Point> out;
+// The data rows of a CSV file (blank lines, # comments and the header skipped), each with its
+// line number; nullopt if it cannot be opened.
+struct CsvRow {
+  int line = 0;
+  std::vector<std::string> f;
+};
+static std::optional<std::vector<CsvRow>> read_csv(const std::string& path) {
   std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::vector<CsvRow> rows;
   std::string line;
   bool header = true;
-  while (std::getline(in, line)) {
+  for (int lineno = 1; std::getline(in, line); ++lineno) {
     if (line.empty() || line[0] == '#') continue;
     if (header) {
       header = false;
       continue;
     }
-    std::vector<std::string> f = split_csv(line);
+    rows.push_back({lineno, split_csv(line)});
+  }
+  return rows;
+}
+
+static std::vector<Point> read_points(const std::string& path) {
+  std::vector<Point> out;
+  for (CsvRow& row : read_csv(path).value_or(std::vector<CsvRow>{})) {
+    std::vector<std::string>& f = row.f;
     if (f.size() < 8) f.resize(8);
     Point p;
     p.model = f[0], p.size = f[1], p.batch = std::stoi(f[2]), p.gpu = f[3];
@@ -276,23 +292,13 @@ static int published(const std::string& cluster_path, const std::string& csv) {
   if (!c) return std::fprintf(stderr, "%s\n", c.error().c_str()), 2;
   if (c->partitions.empty()) return std::fprintf(stderr, "%s: no partition\n", cluster_path.c_str()), 2;
   const est::Partition& part = c->partitions.front();
-  std::ifstream in(csv);
-  if (!in) return std::fprintf(stderr, "%s: cannot open\n", csv.c_str()), 2;
-  std::string line;
-  bool header = true;
-  int lineno = 0;
+  const auto rows = read_csv(csv);
+  if (!rows) return std::fprintf(stderr, "%s: cannot open\n", csv.c_str()), 2;
   std::map<std::string, std::vector<double>> by_mode, by_split;
   std::map<std::string, int> infeasible_by_split;  // runs that ran, estimated out of memory
   std::printf("%-13s %-15s %5s %6s %3s %6s %-14s %-9s %9s %9s %7s\n", "source", "model", "gpus", "stages", "tp", "batch",
               "schedule", "recompute", "published", "estimate", "error");
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (line.empty() || line[0] == '#') continue;
-    if (header) {
-      header = false;
-      continue;
-    }
-    auto f = split_csv(line);
+  for (const auto& [lineno, f] : *rows) {
     if (f.size() != 12 && f.size() != 14 && f.size() != 15)
       return std::fprintf(stderr, "%s:%d: expected 12, 14 or 15 fields\n", csv.c_str(), lineno), 2;
     auto m = c->models.resolve(f[1]);
@@ -393,22 +399,13 @@ static int memory(const std::string& cluster_path, const std::string& csv) {
                                        "lifted");
   if (!lifted) return std::fprintf(stderr, "%s\n", lifted.error().c_str()), 2;
   c->gpus.merge(*lifted);
-  std::ifstream in(csv);
-  if (!in) return std::fprintf(stderr, "%s: cannot open\n", csv.c_str()), 2;
-  std::string line;
-  bool header = true;
-  int lineno = 0, left_out = 0;
+  const auto rows = read_csv(csv);
+  if (!rows) return std::fprintf(stderr, "%s: cannot open\n", csv.c_str()), 2;
+  int left_out = 0;
   std::map<std::string, std::vector<double>> errs[2];  // [zero] family -> estimate / measured - 1
   std::printf("%-12s %-5s %5s %4s %9s %9s %7s %9s %7s\n", "model", "size", "batch", "gpus", "measured", "zero0",
               "err", "zero1", "err");
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (line.empty() || line[0] == '#') continue;
-    if (header) {
-      header = false;
-      continue;
-    }
-    auto f = split_csv(line);
+  for (const auto& [lineno, f] : *rows) {
     if (f.size() != 6) return std::fprintf(stderr, "%s:%d: expected 6 fields\n", csv.c_str(), lineno), 2;
     if (f[4].empty()) {
       ++left_out;
