@@ -1,5 +1,8 @@
 #include "job/record.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "common/json_reader.h"
 #include "common/util.h"
 #include "estimator/estimator.h"
@@ -123,7 +126,7 @@ Result<MoveLog> move_log_from_json(const json& j, const std::string& what) {
 Result<Record> record_from_json(const json& j) {
   util::JsonObject r(j, "crius record");
   if (auto ok = r.only({"crius", "request", "cell", "plan", "estimate", "by", "deadline_met", "partial", "top", "move",
-                        "history", "moved_at", "unmovable", "nodes"}); !ok)
+                        "history", "moved_at", "unmovable", "nodes", "time_limit_factor", "time_limit_min"}); !ok)
     return make_error(ok.error());
   int version = 0;
   CRIUS_JSON_GET(version, r.integer("crius", 0, 1000000));
@@ -213,6 +216,8 @@ Result<Record> record_from_json(const json& j) {
     }
   }
   CRIUS_JSON_GET(rec.unmovable, r.string("unmovable", std::string()));
+  CRIUS_JSON_GET(rec.time_limit_factor, r.number("time_limit_factor", 0, kMaxTimeLimitFactor, 0.0));
+  CRIUS_JSON_GET(rec.time_limit_min, r.integer("time_limit_min", 0, kMaxTimeLimitMin, 0));
   if (r.has("nodes")) {
     auto n = node_names(j["nodes"], "crius record: nodes");
     if (!n) return make_error(n.error());
@@ -271,7 +276,17 @@ std::string to_text(const Record& rec) {
     j["history"] = std::move(h);
   }
   if (!rec.unmovable.empty()) j["unmovable"] = rec.unmovable;
+  if (rec.time_limit_factor > 0) j["time_limit_factor"] = rec.time_limit_factor;
+  if (rec.time_limit_min > 0) j["time_limit_min"] = rec.time_limit_min;
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+std::int64_t time_limit_minutes(double iterations, double iter_time_s, double factor, std::int64_t max_s) {
+  const double s = factor * std::max(0.0, iterations) * std::max(0.0, iter_time_s) + kTimeLimitSlackS;
+  // Slurm keeps minutes in 32 bits (INFINITE is 0xffffffff): a year is far from it.
+  std::int64_t minutes = static_cast<std::int64_t>(std::ceil(std::min(s, kMaxTimeLimitMin * 60.0) / 60));
+  if (max_s > 0) minutes = std::min(minutes, std::max<std::int64_t>(1, max_s / 60));
+  return std::max<std::int64_t>(1, minutes);
 }
 
 void Record::log_move_start(const est::Cell& from, const est::Cell& to, const std::string& reason, std::int64_t now) {

@@ -84,6 +84,12 @@ struct Record {
   std::vector<MoveLog> history;        // the moves criusd started, oldest first (the last kMaxHistory)
   std::string unmovable;               // why criusd may not move it while it runs (a failed requeue)
   std::vector<std::string> nodes;      // the nodes criusd pinned it to (its ReqNodeList); empty: none
+  // crius set the job's time limit (the user gave none): time_limit_minutes() with this factor
+  // of its Cell's estimate, `time_limit_min` the last it set; criusd sets it again when it
+  // changes the Cell, unless someone changed it since. 0: crius did not, the user's limit or
+  // Slurm's default stands.
+  double time_limit_factor = 0;
+  std::int64_t time_limit_min = 0;
 
   // The user fixed the Cell (--crius-cell) or the partitions (-p): criusd leaves it.
   bool pinned() const { return !request.pin.gpu.empty() || !request.partitions.empty(); }
@@ -93,6 +99,15 @@ struct Record {
   void log_move_end(const std::string& outcome, std::int64_t now);
   bool operator==(const Record&) const = default;
 };
+
+// The time limit crius gives a job (job_submit_crius(8), TIME LIMITS): `factor` x the estimated
+// time of its `iterations` still to run at `iter_time_s` each, plus kTimeLimitSlackS for its
+// start, checkpoint and end, in whole minutes (Slurm's unit, rounded up), at most `max_s` (its
+// partition's MaxTime; 0 = none).
+inline constexpr double kTimeLimitSlackS = 300;
+inline constexpr double kMaxTimeLimitFactor = 100;
+inline constexpr std::int64_t kMaxTimeLimitMin = 366 * 24 * 60;  // a year
+std::int64_t time_limit_minutes(double iterations, double iter_time_s, double factor, std::int64_t max_s);
 
 // Compact JSON: {"crius":3,"request":{...},"cell":{...},"plan":{...},"estimate":{...},
 // "by":"...","top":[...],"move":{...},"history":[...]}.

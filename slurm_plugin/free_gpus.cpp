@@ -92,6 +92,12 @@ std::string FreeGpus::refusal(const std::string& partition, const Submitter& who
   return "";
 }
 
+std::int64_t FreeGpus::max_time_s(const std::string& partition) const {
+  for (const PartitionAccess& a : access)
+    if (a.name == partition) return a.max_time_s;
+  return 0;
+}
+
 std::string FreeGpus::default_account(std::uint32_t uid) const {
   auto it = std::lower_bound(default_accounts.begin(), default_accounts.end(), uid,
                              [](const auto& e, std::uint32_t u) { return e.first < u; });

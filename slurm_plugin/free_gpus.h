@@ -79,6 +79,8 @@ struct FreeGpus {
   // Takes a fitting Cell's GPUs from the nodes with the fewest free that hold them.
   void take(const estimator::Cell& cell);
   int free_gpus(const std::string& partition) const;
+  // The MaxTime of `partition` in seconds (0: none, or not in the report).
+  std::int64_t max_time_s(const std::string& partition) const;
   // The default account of `uid` ("" if not in the report).
   std::string default_account(std::uint32_t uid) const;
   // Why `who` may not have `nodes` nodes of `gpus` GPUs in all in `partition` (access, size,

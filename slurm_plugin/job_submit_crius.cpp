@@ -332,6 +332,25 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   }
   crius::slurm::apply_cell(job_desc, d->chosen.cell,
                            job_desc->cpus_per_task == NO_VAL16 ? 1 : job_desc->cpus_per_task, set_str);
+  // A job that says how many iterations it runs and gives no time limit gets one from its
+  // Cell's estimate (job_submit_crius(8), TIME LIMITS): Slurm's backfill can plan around it, and
+  // a Cell slower than the one it would have had does not run into the partition's DefaultTime.
+  // Bounded by the partition's MaxTime as criusd last read it (a stale report still says it).
+  const double factor = g_state->conf->config.time_limit_factor;
+  std::string limit_note;
+  if (job_desc->time_limit == NO_VAL && req->iters && factor > 0 && d->chosen.iter_time_s > 0) {
+    const std::int64_t max_s = g_state->free ? g_state->free->max_time_s(d->chosen.cell.partition) : 0;
+    const std::int64_t minutes =
+        crius::job::time_limit_minutes(static_cast<double>(*req->iters), d->chosen.iter_time_s, factor, max_s);
+    job_desc->time_limit = static_cast<uint32_t>(minutes);
+    d->record.time_limit_factor = factor;
+    d->record.time_limit_min = minutes;
+    d->summary += "; time limit " + std::to_string(minutes) + " min";
+    limit_note = "time limit " + std::to_string(minutes) + " minutes: " + crius::util::fmt(factor, 3) +
+                 " x the estimated time of " + std::to_string(*req->iters) + " iterations in " +
+                 crius::estimator::to_string(d->chosen.cell) + ", plus 5" + (max_s > 0 ? ", at most MaxTime" : "") +
+                 " (--time sets your own)";
+  }
   if (!per_node->others.empty())  // the Cell's GPUs, and the job's other GRES per node
     set_str(&job_desc->tres_per_node, std::string(job_desc->tres_per_node) + "," + per_node->others);
   set_str(&job_desc->admin_comment, crius::job::to_text(d->record));
@@ -347,6 +366,7 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   else if (d->partial)
     tell(err_msg, "the estimator's work budget for one submission ran out; the job got the best of the Cells "
                   "estimated (" + crius::estimator::to_string(d->chosen.cell) + ")");
+  if (!limit_note.empty()) tell(err_msg, limit_note);  // the notes above matter more
   // Until criusd's next report, the GPUs given here are not free for the next submission, and
   // the job counts as waiting (criusd's next round sees whether it started).
   if (free && d->load == crius::slurm::Load::fits) free->take(d->chosen.cell);

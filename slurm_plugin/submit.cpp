@@ -45,7 +45,7 @@ constexpr std::size_t kRankingKept = 256;
 const std::vector<std::string>& submit_config_keys() {
   static const std::vector<std::string> keys = {"deadline_miss", "free_gpus_file", "max_gpus",   "metrics_file",
                                                 "objective",     "on_error",       "partitions", "record_top",
-                                                "work_budget",   "work_per_second"};
+                                                "time_limit_factor", "work_budget", "work_per_second"};
   return keys;
 }
 
@@ -109,6 +109,11 @@ Result<SubmitConfig> parse_submit_config(const est::Cluster& cluster) {
       auto n = v.value<int64_t>();
       if (!n || *n < 1 || *n > 1'000'000) return make_error(where(v, key) + " must be a whole number from 1 to 1000000");
       cfg.max_gpus = static_cast<int>(*n);
+    } else if (key == "time_limit_factor") {
+      auto x = v.value<double>();
+      if (!x || !(*x == 0 || (*x >= 1 && *x <= job::kMaxTimeLimitFactor)))
+        return make_error(where(v, key) + " must be 0 (crius sets no time limit) or a number from 1 to 100");
+      cfg.time_limit_factor = *x;
     } else if (key == "work_budget") {
       auto n = v.value<int64_t>();
       if (!n || *n < 10'000 || *n > 100'000'000'000)

@@ -49,6 +49,9 @@ struct SubmitConfig {
   DeadlineMiss deadline_miss = DeadlineMiss::flag;
   // Prometheus text of the counters below, rewritten at most every kMetricsEveryS ("" = none).
   std::string metrics_file;
+  // A job with --crius-iters and no time limit of its own gets job::time_limit_minutes() of its
+  // Cell with this factor (0 = crius sets none).
+  double time_limit_factor = 0;
 };
 
 // What job_submit did since slurmctld loaded it ([job_submit] metrics_file; job_submit_crius(8),

@@ -85,6 +85,27 @@ Action action_for(const SlurmJob& sj) {
   return a;
 }
 
+// The time limit of a job whose limit crius set (job_submit_crius(8), TIME LIMITS), in the Cell
+// of `rec`'s estimate: for the iterations it has still to run (all, without a progress report;
+// Slurm counts a requeued job's limit from its new start); kept in `rec`. 0 where crius did not
+// set it: the user's limit, or Slurm's default, stands. A limit someone changed since crius set
+// it (its owner, an admin) is theirs: `rec` forgets crius's, and 0.
+std::int64_t crius_time_limit(job::Record& rec, const SlurmJob& sj, const Snapshot& snap) {
+  if (rec.time_limit_factor <= 0 || !rec.request.iters || rec.iter_time_s <= 0) return 0;
+  if (sj.time_limit_s != rec.time_limit_min * 60) {
+    rec.time_limit_factor = 0;
+    rec.time_limit_min = 0;
+    return 0;
+  }
+  double left = static_cast<double>(*rec.request.iters);
+  if (auto p = job::parse_progress_comment(sj.comment)) left -= std::min(static_cast<double>(p->done), left);
+  std::int64_t max_s = 0;
+  for (const SlurmPartition& p : snap.partitions)
+    if (p.name == rec.cell.partition) max_s = p.max_time_s;
+  rec.time_limit_min = job::time_limit_minutes(left, rec.iter_time_s, rec.time_limit_factor, max_s);
+  return rec.time_limit_min;
+}
+
 // A job that criusd signalled may save its checkpoint and exit (crius-train does): it ends
 // COMPLETED or FAILED after the move began. Slurm can requeue a finished batch job, so the
 // move goes on: requeued held, then the new Cell. A job cancelled or timed out stays ended,
@@ -255,6 +276,7 @@ nlohmann::json to_json(const Action& a) {
           {"to_samples_per_s", a.to_samples_per_s}, {"gain_samples_per_s", a.gain_samples_per_s}};
   if (a.nodes) j["nodes"] = *a.nodes;
   if (a.kind == Action::Kind::checkpoint) j["checkpoint_grace_s"] = a.grace_s;
+  if (a.time_limit_min > 0) j["time_limit_min"] = a.time_limit_min;
   return j;
 }
 
@@ -524,6 +546,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
         }
         a.nodes = rec.nodes;
         a.to = rec.cell;
+        a.time_limit_min = crius_time_limit(rec, sj, snap);
         a.kind = Action::Kind::finish_move;
         a.after = job::to_text(rec);
         round.actions.push_back(a);
@@ -864,6 +887,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       rec.nodes = target_nodes;
       a.nodes = rec.nodes;
       a.to = rec.cell;
+      if (!(a.to == a.from)) a.time_limit_min = crius_time_limit(rec, *sj, snap);
       a.kind = Action::Kind::update_pending;
       a.after = job::to_text(rec);
       round.actions.push_back(a);

@@ -80,6 +80,9 @@ struct Action {
   std::optional<std::vector<std::string>> nodes;
   std::string reason;
   double grace_s = 0;  // checkpoint: the job's checkpoint grace, after which the requeue is due
+  // update_pending, finish_move: the time limit of the new Cell, in minutes, for a job whose
+  // limit crius set (0: the job's limit stays)
+  std::int64_t time_limit_min = 0;
   // Estimated throughput in the old and the new Cell (0 where infeasible) and
   // their difference.  A pending job does not run at `from` yet: it may move to a
   // slower Cell that is free now.

@@ -96,7 +96,9 @@ Result<void> apply(SlurmClient& slurm, const ControllerOptions& o, const Action&
   switch (a.kind) {
     case Action::Kind::update_pending:
       if (!(a.to == a.from) || a.nodes) {
-        if (auto r = slurm.update_cell(a.slurm_id, a.to, a.cpus_per_task, a.other_gres, false, a.nodes ? &*a.nodes : nullptr); !r) {
+        if (auto r = slurm.update_cell(a.slurm_id, a.to, a.cpus_per_task, a.other_gres, false, a.nodes ? &*a.nodes : nullptr,
+                                       a.time_limit_min);
+            !r) {
           (void)slurm.update_cell(a.slurm_id, a.from, a.cpus_per_task, a.other_gres, false);  // Slurm may have applied part of it
           return r;
         }
@@ -124,7 +126,9 @@ Result<void> apply(SlurmClient& slurm, const ControllerOptions& o, const Action&
       step_done("requeue");
       return slurm.set_record(a.slurm_id, a.after, false);
     case Action::Kind::finish_move:
-      if (auto r = slurm.update_cell(a.slurm_id, a.to, a.cpus_per_task, a.other_gres, true, a.nodes ? &*a.nodes : nullptr); !r) {
+      if (auto r = slurm.update_cell(a.slurm_id, a.to, a.cpus_per_task, a.other_gres, true, a.nodes ? &*a.nodes : nullptr,
+                                     a.time_limit_min);
+          !r) {
         (void)slurm.update_cell(a.slurm_id, a.from, a.cpus_per_task, a.other_gres, true);
         (void)slurm.set_record(a.slurm_id, a.abandon, a.release);  // it runs again, in its old Cell
         return make_error(r.error() + "; it stays in its old Cell");

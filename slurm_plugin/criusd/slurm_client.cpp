@@ -349,7 +349,7 @@ Result<Snapshot> SlurmClient::snapshot() {
 
 Result<void> SlurmClient::update_cell(const std::string& id, const estimator::Cell& cell, std::uint16_t cpus_per_task,
                                       const std::string& other_gres, bool clear_requeue_delay,
-                                      const std::vector<std::string>* nodes) {
+                                      const std::vector<std::string>* nodes, std::int64_t time_limit_min) {
   job_desc_msg_t d;
   slurm_init_job_desc_msg(&d);
   d.job_id_str = const_cast<char*>(id.c_str());
@@ -363,6 +363,7 @@ Result<void> SlurmClient::update_cell(const std::string& id, const estimator::Ce
   // sooner, but not within the second of its requeue: slurmd refuses a credential of that
   // job created in the second it was revoked, and the job would fail to launch.
   if (clear_requeue_delay) d.begin_time = std::time(nullptr) + 2;
+  if (time_limit_min > 0) d.time_limit = static_cast<std::uint32_t>(time_limit_min);
   if (nodes) {  // "" clears a pin
     strings.push_back(util::join(*nodes, ","));
     d.req_nodes = strings.back().data();

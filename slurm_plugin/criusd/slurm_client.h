@@ -37,10 +37,11 @@ class SlurmClient {
   // A pending job's Cell (apply_cell, as job_submit writes it), and with `nodes` its
   // ReqNodeList (empty: no pin; null: unchanged); with clear_requeue_delay a requeued job
   // becomes eligible now, not after Slurm's delay.
-  // other_gres: the job's GRES per node besides GPUs, kept.
+  // other_gres: the job's GRES per node besides GPUs, kept. time_limit_min > 0: its new time
+  // limit, in minutes.
   Result<void> update_cell(const std::string& job, const estimator::Cell& cell, std::uint16_t cpus_per_task,
                            const std::string& other_gres, bool clear_requeue_delay,
-                           const std::vector<std::string>* nodes = nullptr);
+                           const std::vector<std::string>* nodes = nullptr, std::int64_t time_limit_min = 0);
   // The job's record (AdminComment); with release, the job's hold is released in the same update.
   Result<void> set_record(const std::string& job, const std::string& record, bool release);
   Result<void> signal(const std::string& job, int signo);

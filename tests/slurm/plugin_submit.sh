@@ -79,6 +79,21 @@ check_job "$id" s5.out
 grep -q '^CRIUS_MODEL=./mymodel.toml$' s5.out && grep -q '^CRIUS_EST_RUN_S=' s5.out || fail "model file job: CRIUS_MODEL/CRIUS_EST_RUN_S"
 scontrol show job "$id" | grep -q '"model_file":true' || fail "model file not recorded"
 
+# 4b. --crius-iters without --time, [job_submit] time_limit_factor = 2: crius gives the job a
+# time limit, 2 x the estimated time of its iterations plus 5 minutes (job_submit_crius(8),
+# TIME LIMITS), and records that it did; the user's own --time stays.
+minutes() { awk -F'[-:]' '{ print (NF == 4) ? $1 * 1440 + $2 * 60 + $3 : $1 * 60 + $2 }'; }
+t=$(scontrol show job "$id" | grep -o '"iter_time_s":[0-9.eE+-]*' | head -n1 | cut -d: -f2)
+want=$(awk -v t="$t" 'BEGIN { m = (2 * 1000 * t + 300) / 60; printf "%d", (m == int(m)) ? m : int(m) + 1 }')
+[ "$(job_field "$id" TimeLimit | minutes)" = "$want" ] ||
+  fail "crius's time limit: $(job_field "$id" TimeLimit), want $want minutes (iter_time_s $t)"
+scontrol show job "$id" | grep -q '"time_limit_factor":2' || fail "crius's time limit not recorded"
+id=$(sbatch --parsable -H -o /dev/null --time=7 --crius-model=bert__1.3B --crius-global-batch=256 --crius-iters=1000 job.sh) ||
+  fail "sbatch --time"
+[ "$(job_field "$id" TimeLimit)" = 00:07:00 ] || fail "the user's --time=7 became $(job_field "$id" TimeLimit)"
+! scontrol show job "$id" | grep -q time_limit_factor || fail "a user's --time recorded as crius's"
+scancel "$id"
+
 # 5. srun and salloc
 srun -o s6.out --crius-model=bert__1.3B --crius-global-batch=64 --crius-cell=v100 \
   bash -c 'echo "$SLURMD_NODENAME $SLURM_JOB_PARTITION $CUDA_VISIBLE_DEVICES $CRIUS_CELL"' || fail "srun"
@@ -104,4 +119,7 @@ grep 'job_submit/crius' "$CRIUS_LAB_DIR/log/slurmctld.log"
 echo "all submission checks passed"
 INNER
 chmod +x "$TEST_TMP/inner.sh"
-plugin_lab_run a100:2x8,v100:2x8 "$TOP/etc/crius/crius.toml" "$TEST_TMP/inner.sh"
+# The shipped catalogues and cluster, with crius's time limits turned on.
+mkdir -p "$TEST_TMP/conf" && cp -r "$TOP/etc/crius/." "$TEST_TMP/conf/"
+printf '\n[job_submit]\ntime_limit_factor = 2\n' >>"$TEST_TMP/conf/crius.toml"
+plugin_lab_run a100:2x8,v100:2x8 "$TEST_TMP/conf/crius.toml" "$TEST_TMP/inner.sh"

@@ -9,6 +9,7 @@
 #include <vector>
 #include <string>
 
+#include "job/progress.h"
 #include "scheduler/estimator_throughput.h"
 #include "slurm_plugin/apply_cell.h"
 #include "slurm_plugin/criusd/controller.h"
@@ -1464,4 +1465,84 @@ BOOST_AUTO_TEST_CASE(metrics_count_rounds_actions_and_reasons) {
     samples += line[0] != '#';
   }
   BOOST_TEST(samples >= 8);
+}
+
+// A job whose time limit crius set (the record's time_limit_factor) gets it again in each new
+// Cell criusd gives it: job::time_limit_minutes of the iterations still to run in the new
+// Cell's estimate, at most the partition's MaxTime. A job whose limit is its own keeps it.
+BOOST_FIXTURE_TEST_CASE(a_time_limit_crius_set_follows_the_cell, Fixture) {
+  Snapshot s;
+  s.now = 5000;
+  s.nodes = {node("a100-1", "a100", 8), node("a100-2", "a100", 8), node("v100-1", "v100", 0),
+             node("v100-2", "v100", 0)};
+  job::Record rec = make_record("a100:1x8:1", "a100");
+  rec.request.iters = 1000;
+  rec.time_limit_factor = 2;
+  rec.time_limit_min = 72;
+  s.jobs = {slurm_job(1, "RUNNING", "", {"a100-1"}), slurm_job(2, "RUNNING", "", {"a100-2"}),
+            slurm_job(3, "PENDING", job::to_text(rec))};
+  s.jobs[2].time_limit_s = 72 * 60;
+  s.partitions = {SlurmPartition{"v100", {}, {}, {}, {}, {}, 0, 0, true, {}, {}}};
+  Controller c(*cluster, {});
+  auto round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST_REQUIRE(round->actions.size() == 1u);
+  const Action& a = round->actions[0];
+  BOOST_TEST(a.to.gpu == "v100");
+  const job::Record moved = job::parse_record(a.after)->value();
+  BOOST_TEST(moved.time_limit_factor == 2);
+  BOOST_TEST(a.time_limit_min == job::time_limit_minutes(1000, moved.iter_time_s, 2, 0));
+  BOOST_TEST(moved.time_limit_min == a.time_limit_min);  // what crius set last
+  BOOST_TEST(to_json(a)["time_limit_min"] == a.time_limit_min);
+
+  // The partition's MaxTime bounds it (its limit now, 72 minutes, is within it: criusd moves
+  // no job to a partition whose MaxTime its limit is over).
+  BOOST_TEST_REQUIRE(a.time_limit_min > 80);
+  s.partitions[0].max_time_s = 80 * 60;
+  auto capped = c.decide(s);
+  BOOST_TEST_REQUIRE(capped.ok(), why(capped));
+  BOOST_TEST_REQUIRE(capped->actions.size() == 1u);
+  BOOST_TEST(capped->actions[0].time_limit_min == 80);
+  s.partitions[0].max_time_s = 0;
+
+  // A limit its owner changed since crius set it is theirs: left as it is, and the record
+  // forgets crius's.
+  s.jobs[2].time_limit_s = 30 * 60;
+  auto changed = c.decide(s);
+  BOOST_TEST_REQUIRE(changed.ok(), why(changed));
+  BOOST_TEST_REQUIRE(changed->actions.size() == 1u);
+  BOOST_TEST(changed->actions[0].time_limit_min == 0);
+  const job::Record forgot = job::parse_record(changed->actions[0].after)->value();
+  BOOST_TEST(forgot.time_limit_factor == 0);
+  BOOST_TEST(forgot.time_limit_min == 0);
+
+  // The job's own limit (no factor in the record) is left as it is.
+  rec.time_limit_factor = 0;
+  rec.time_limit_min = 0;
+  s.jobs[2].admin_comment = job::to_text(rec);
+  auto own = c.decide(s);
+  BOOST_TEST_REQUIRE(own.ok(), why(own));
+  BOOST_TEST_REQUIRE(own->actions.size() == 1u);
+  BOOST_TEST(own->actions[0].time_limit_min == 0);
+  BOOST_TEST(!to_json(own->actions[0]).contains("time_limit_min"));
+
+  // A move of a running job: when it finishes, the limit counts the iterations still to run.
+  job::Record moving = moving_record({});
+  moving.request.iters = 1000;
+  moving.time_limit_factor = 2;
+  moving.time_limit_min = 100;
+  Snapshot m = moving_snapshot(moving);
+  m.jobs[0].time_limit_s = 100 * 60;
+  as_requeued_held(m.jobs[0], 131);
+  moving.move->phase = "requeued";
+  m.jobs[0].admin_comment = job::to_text(moving);
+  m.jobs[0].comment = job::progress_comment({400, 1000});
+  m.now = 140;
+  auto fin = c.decide(m);
+  BOOST_TEST_REQUIRE(fin.ok(), why(fin));
+  BOOST_TEST_REQUIRE(fin->actions.size() == 1u);
+  BOOST_TEST(to_string(fin->actions[0].kind) == std::string("finish_move"));
+  const job::Record done = job::parse_record(fin->actions[0].after)->value();
+  BOOST_TEST(done.cell.gpu == "a100");
+  BOOST_TEST(fin->actions[0].time_limit_min == job::time_limit_minutes(600, done.iter_time_s, 2, 0));
 }

@@ -44,6 +44,24 @@ JobRequest bert() {
   return r;
 }
 
+// etc/crius copied to a folder of the test's: load() reads its crius.toml with `lines` under
+// [job_submit].
+struct ConfWith {
+  ConfWith() {
+    std::filesystem::create_directories(dir);
+    std::filesystem::copy(top() + "/etc/crius", dir, std::filesystem::copy_options::recursive);
+    std::ifstream in(top() + "/etc/crius/crius.toml");
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ~ConfWith() { std::filesystem::remove_all(dir); }
+  Result<Loaded> load(const std::string& lines) const {
+    std::ofstream(dir + "/crius.toml") << text << "\n[job_submit]\n" << lines << "\n";
+    return load_config(dir + "/crius.toml");
+  }
+  const std::string dir = "/tmp/crius-test-submit-" + std::to_string(getpid());
+  std::string text;
+};
+
 FreeGpus report(std::vector<int> a100, std::vector<int> v100) {
   FreeGpus f;
   f.time = 1000;
@@ -300,15 +318,8 @@ BOOST_AUTO_TEST_CASE(a_deadline_gets_the_smallest_cell_that_meets_it_or_is_flagg
 }
 
 BOOST_AUTO_TEST_CASE(deadline_miss_is_read_from_crius_toml) {
-  const std::string dir = "/tmp/crius-test-submit-" + std::to_string(getpid());
-  std::filesystem::create_directories(dir);
-  std::filesystem::copy(top() + "/etc/crius", dir, std::filesystem::copy_options::recursive);
-  std::ifstream in(top() + "/etc/crius/crius.toml");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto load_with = [&](const std::string& line) {
-    std::ofstream(dir + "/crius.toml") << text << "\n[job_submit]\n" << line << "\n";
-    return load_config(dir + "/crius.toml");
-  };
+  const ConfWith conf_with;
+  auto load_with = [&](const std::string& line) { return conf_with.load(line); };
   auto ok = load_with("deadline_miss = \"reject\"");
   BOOST_TEST_REQUIRE(ok.ok(), why(ok));
   BOOST_TEST((ok->config.deadline_miss == DeadlineMiss::reject));
@@ -323,7 +334,6 @@ BOOST_AUTO_TEST_CASE(deadline_miss_is_read_from_crius_toml) {
   auto relative = load_with("metrics_file = \"js.prom\"");
   BOOST_TEST_REQUIRE(!relative.ok());
   BOOST_TEST(relative.error().find("[job_submit] metrics_file must be an absolute path") != std::string::npos, relative.error());
-  std::filesystem::remove_all(dir);
 }
 
 // [job_submit] work_per_second bounds the estimator work of all submissions together: a bucket
@@ -513,4 +523,62 @@ BOOST_AUTO_TEST_CASE(job_submit_metrics_count_what_it_decided) {
   BOOST_TEST(has("crius_job_submit_decide_seconds_total 0.25"));
   BOOST_TEST(has("crius_job_submit_decide_seconds_max 0.125"));
   BOOST_TEST(std::string(reject_reason(99)) == "other");
+}
+
+// A job with --crius-iters and no time limit of its own: job_submit and criusd give it
+// job::time_limit_minutes() of its Cell ([job_submit] time_limit_factor), recorded so that
+// criusd sets it again when it changes the Cell.
+BOOST_AUTO_TEST_CASE(the_time_limit_crius_sets_and_its_bounds) {
+  // 1000 iterations of 1.5 s, twice, plus 5 minutes: 3,300 s = 55 minutes.
+  BOOST_TEST(job::time_limit_minutes(1000, 1.5, 2, 0) == 55);
+  BOOST_TEST(job::time_limit_minutes(1000, 1.5001, 2, 0) == 56);  // rounded up: never shorter
+  BOOST_TEST(job::time_limit_minutes(1000, 1.5, 2, 3000) == 50);  // the partition's MaxTime
+  BOOST_TEST(job::time_limit_minutes(1000, 1.5, 2, 30) == 1);     // at least a minute
+  BOOST_TEST(job::time_limit_minutes(0, 1.5, 2, 0) == 5);         // nothing left to run: the slack
+  BOOST_TEST(job::time_limit_minutes(1e12, 1e3, 100, 0) == 366 * 24 * 60);  // a year at most
+  BOOST_TEST(job::time_limit_minutes(-5, 1.5, 2, 0) == 5);
+
+  // The record keeps the factor; a record without it reads as crius having set none.
+  JobRequest req = bert();
+  req.iters = 1000;
+  auto d = decide(req, conf(), "");
+  BOOST_TEST_REQUIRE(d.ok(), why(d));
+  job::Record rec = d->record;
+  BOOST_TEST(rec.time_limit_factor == 0);  // job_submit's C glue sets it, where the job has no --time
+  rec.time_limit_factor = 2.5;
+  rec.time_limit_min = 61;
+  auto back = job::parse_record(job::to_text(rec));
+  BOOST_TEST_REQUIRE((back && back->ok()));
+  BOOST_TEST(back->value().time_limit_factor == 2.5);
+  BOOST_TEST(back->value().time_limit_min == 61);
+  rec.time_limit_factor = 0;
+  rec.time_limit_min = 0;
+  BOOST_TEST(job::to_text(rec).find("time_limit") == std::string::npos);
+  std::string text = job::to_text(rec);
+  text.insert(text.size() - 1, ",\"time_limit_factor\":1000");
+  auto bad = job::parse_record(text);
+  BOOST_TEST_REQUIRE((bad && !bad->ok()));
+  BOOST_TEST(bad->error().find("time_limit_factor") != std::string::npos, bad->error());
+
+  // [job_submit] time_limit_factor: 0 (none) by default, or 1 to 100.
+  BOOST_TEST(conf().config.time_limit_factor == 0);
+  const ConfWith conf_with;
+  auto load_with = [&](const std::string& line) { return conf_with.load(line); };
+  for (auto [line, want] : {std::pair{"time_limit_factor = 0", 0.0}, std::pair{"time_limit_factor = 1.5", 1.5},
+                            std::pair{"time_limit_factor = 3", 3.0}}) {
+    auto c = load_with(line);
+    BOOST_TEST_REQUIRE(c.ok(), why(c));
+    BOOST_TEST(c->config.time_limit_factor == want);
+  }
+  for (const char* line : {"time_limit_factor = 0.5", "time_limit_factor = 101", "time_limit_factor = \"2\""}) {
+    auto c = load_with(line);
+    BOOST_TEST_REQUIRE(!c.ok(), line);
+    BOOST_TEST(c.error().find("[job_submit] time_limit_factor must be 0") != std::string::npos, c.error());
+  }
+
+  // criusd's report says each partition's MaxTime.
+  FreeGpus f = report({8}, {8});
+  f.access.push_back({"a100", true, 0, 7200, {}, {}, {}, {}, false, {}, {}});
+  BOOST_TEST(f.max_time_s("a100") == 7200);
+  BOOST_TEST(f.max_time_s("v100") == 0);
 }
