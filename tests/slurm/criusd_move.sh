@@ -9,6 +9,8 @@
 #     with SIGKILL right after it sent the signal and restarted: the move completes once
 #     (Restarts=1), as an uninterrupted run would.
 #  3. the plain job's settings are never changed.
+# The crius job has --crius-iters and no --time, and [job_submit] time_limit_factor is on: its
+# time limit is crius's in each Cell it gets (job_submit_crius(8), TIME LIMITS).
 set -u
 . "$TOP/tests/slurm/plugin_lib.bash"
 plugin_preflight
@@ -16,6 +18,7 @@ plugin_preflight
 
 conf=$TEST_TMP/crius.toml
 crius_conf a100:1x8,v100:1x8 "max_moves_per_round = 1" "metrics_file = \"$TEST_TMP/criusd.prom\"" >"$conf"
+printf '[job_submit]\ntime_limit_factor = 2\n' >>"$conf"
 
 cat >"$TEST_TMP/inner.sh" <<'INNER'
 #!/usr/bin/env bash
@@ -34,7 +37,18 @@ echo "start on $SLURMD_NODENAME restarts=${SLURM_RESTART_COUNT:-0} gpus=$CUDA_VI
 trap 'echo "checkpoint on $SLURMD_NODENAME" >>progress.log' USR1
 for _ in $(seq 600); do sleep 0.2; done
 J
-id=$(sbatch --parsable -o job.out --open-mode=append --crius-model=bert__1.3B --crius-global-batch=256 --crius-movable job.sh) || fail "crius sbatch"
+id=$(sbatch --parsable -o job.out --open-mode=append --crius-model=bert__1.3B --crius-global-batch=256 --crius-iters=100000 \
+  --crius-movable job.sh) || fail "crius sbatch"
+# limit_is_crius ID: the job's time limit is the one its record says crius set last; prints it
+limit_is_crius() {
+  local want got
+  want=$(job_field "$1" AdminComment | jq -r '.time_limit_min // 0')
+  got=$(job_field "$1" TimeLimit | awk -F'[-:]' '{ print (NF == 4) ? $1 * 1440 + $2 * 60 + $3 : $1 * 60 + $2 }')
+  [ "$want" -gt 0 ] && [ "$got" = "$want" ] ||
+    { echo "FAIL: job $1: time limit $(job_field "$1" TimeLimit), crius's $want minutes" >&2; return 1; }
+  echo "$want"
+}
+on_a100=$(limit_is_crius "$id") || exit 1
 sleep 1
 [ "$(job_field "$id" JobState)" = PENDING ] || fail "crius job should wait behind the plain job"
 [ "$(job_field "$id" Partition)" = a100 ] || fail "test premise: job_submit should choose a100, chose $(job_field "$id" Partition)"
@@ -58,6 +72,8 @@ job_field "$id" AdminComment | grep -q '"partition":"v100"' || fail "record not 
 # RUNNING comes before the batch script's first line: give the script a moment to write it.
 for _ in $(seq 50); do grep -q "^start on v100-1 restarts=0" progress.log 2>/dev/null && break; sleep 0.2; done
 grep -q "^start on v100-1 restarts=0" progress.log || fail "job did not start on v100: $(cat progress.log)"
+on_v100=$(limit_is_crius "$id") || exit 1
+[ "$on_v100" != "$on_a100" ] || fail "the time limit did not follow the Cell: $on_a100 minutes on a100 and v100"
 cat criusd.prom
 [ "$(metric crius_criusd_rounds_total)" = 1 ] && [ "$(metric 'crius_criusd_actions_total{kind="update_pending"}')" = 1 ] &&
   [ "$(metric 'crius_criusd_jobs{state="PENDING"}')" = 1 ] || fail "metrics after the pending move"
@@ -89,6 +105,7 @@ grep -q "^checkpoint on v100-1" progress.log || fail "the job never got the chec
 grep -q "^start on a100-1 restarts=1" progress.log || fail "job did not restart once on a100"
 [ "$(job_field "$id" Restarts)" = 1 ] || fail "job requeued $(job_field "$id" Restarts) times, want 1"
 ! job_field "$id" AdminComment | grep -q '"move"' || fail "move still recorded after it finished"
+limit_is_crius "$id" >/dev/null || exit 1
 # The audit: the record keeps the move, from where to where, and that it ended moved.
 job_field "$id" AdminComment | jq -e '.history | length == 1 and (.[0] | (.from | startswith("v100:1x")) and
   (.to | startswith("a100:1x")) and (.reason | length > 0) and .outcome == "moved" and .ended >= .started)' >/dev/null ||
