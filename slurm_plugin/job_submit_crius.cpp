@@ -332,8 +332,9 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   }
   crius::slurm::apply_cell(job_desc, d->chosen.cell,
                            job_desc->cpus_per_task == NO_VAL16 ? 1 : job_desc->cpus_per_task, set_str);
-  // A job that says how many iterations it runs and gives no time limit gets one from its
-  // Cell's estimate (job_submit_crius(8), TIME LIMITS): Slurm's backfill can plan around it, and
+  // With [job_submit] time_limit_factor on (it is off by default), a job that says how many
+  // iterations it runs and gives no time limit gets one from its Cell's estimate
+  // (job_submit_crius(8), TIME LIMITS): Slurm's backfill can plan around it, and
   // a Cell slower than the one it would have had does not run into the partition's DefaultTime.
   // Bounded by the partition's MaxTime as criusd last read it (a stale report still says it).
   const double factor = g_state->conf->config.time_limit_factor;
