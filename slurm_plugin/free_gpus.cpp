@@ -21,6 +21,25 @@ const std::vector<int>* nodes_of(const FreeGpus& f, const std::string& partition
     if (name == partition) return &nodes;
   return nullptr;
 }
+
+// The per-job limits that bind `who` in `partition`: of the user's association in this account
+// (for this partition, else for all), and of the job's QOS (named, else the association's default).
+struct Binding {
+  const AssocLimit* assoc = nullptr;
+  std::string qos;
+  const JobLimit* qos_limit = nullptr;
+};
+Binding binding(const FreeGpus& f, const std::string& partition, const Submitter& who) {
+  Binding b;
+  auto [from, to] = std::equal_range(f.assoc_limits.begin(), f.assoc_limits.end(), AssocLimit{who.uid, {}, {}, {}, {}},
+                                     [](const AssocLimit& x, const AssocLimit& y) { return x.uid < y.uid; });
+  for (auto a = from; a != to; ++a)
+    if (a->account == who.account && (a->partition == partition || (a->partition.empty() && !b.assoc))) b.assoc = &*a;
+  b.qos = !who.qos.empty() ? who.qos : b.assoc ? b.assoc->default_qos : std::string();
+  for (const auto& [name, limit] : f.qos_limits)
+    if (name == b.qos) b.qos_limit = &limit;
+  return b;
+}
 }  // namespace
 
 bool FreeGpus::fits(const estimator::Cell& cell) const {
@@ -57,7 +76,8 @@ std::string FreeGpus::refusal(const std::string& partition, const Submitter& who
     const std::string where = "partition " + a.name;
     if (!a.up) return where + " is not up";
     if (a.max_nodes > 0 && nodes > a.max_nodes) return where + " takes jobs of at most " + std::to_string(a.max_nodes) + " nodes";
-    if (a.max_time_s > 0 && who.time_limit_s > a.max_time_s) return "the job's time limit is over the MaxTime of " + where;
+    if (a.max_time_s > 0 && who.time_limit_s > a.max_time_s)
+      return "the job's time limit is over the longest " + where + " allows (its MaxTime, or its QOS's MaxWall)";
     if (!me.account.empty() && !a.allow_accounts.empty() && !listed(a.allow_accounts, me.account))
       return "account " + me.account + " is not in the AllowAccounts of " + where;
     if (!me.account.empty() && listed(a.deny_accounts, me.account))
@@ -71,31 +91,30 @@ std::string FreeGpus::refusal(const std::string& partition, const Submitter& who
       return "the user is in none of the AllowGroups of " + where;
     break;
   }
-  // Per-job limits: of the user's association in this account (for this partition, else for
-  // all), and of the job's QOS (named, else the association's default).
-  const AssocLimit* assoc = nullptr;
-  auto [from, to] = std::equal_range(assoc_limits.begin(), assoc_limits.end(), AssocLimit{who.uid, {}, {}, {}, {}},
-                                     [](const AssocLimit& a, const AssocLimit& b) { return a.uid < b.uid; });
-  for (auto a = from; a != to; ++a)
-    if (a->account == who.account && (a->partition == partition || (a->partition.empty() && !assoc))) assoc = &*a;
-  const std::string qos = !who.qos.empty() ? who.qos : assoc ? assoc->default_qos : std::string();
+  const Binding b = binding(*this, partition, who);
   auto over = [&](const JobLimit& l, const std::string& whose) -> std::string {
     if (l.gpus >= 0 && gpus > l.gpus) return whose + " allows at most " + std::to_string(l.gpus) + " GPUs per job";
     if (l.nodes >= 0 && nodes > l.nodes) return whose + " allows at most " + std::to_string(l.nodes) + " nodes per job";
     return "";
   };
-  if (assoc)
-    if (std::string no = over(assoc->limit, "the association of account " + who.account); !no.empty()) return no;
-  for (const auto& [name, limit] : qos_limits)
-    if (name == qos)
-      if (std::string no = over(limit, "QOS " + qos); !no.empty()) return no;
+  if (b.assoc)
+    if (std::string no = over(b.assoc->limit, "the association of account " + who.account); !no.empty()) return no;
+  if (b.qos_limit)
+    if (std::string no = over(*b.qos_limit, "QOS " + b.qos); !no.empty()) return no;
   return "";
 }
 
-std::int64_t FreeGpus::max_time_s(const std::string& partition) const {
+std::int64_t FreeGpus::longest_time_limit_s(const std::string& partition, const Submitter& who) const {
+  std::int64_t limit = 0;
+  auto shorter = [&](std::int64_t l) {
+    if (l > 0 && (limit <= 0 || l < limit)) limit = l;
+  };
   for (const PartitionAccess& a : access)
-    if (a.name == partition) return a.max_time_s;
-  return 0;
+    if (a.name == partition) shorter(a.max_time_s);
+  const Binding b = binding(*this, partition, who);
+  if (b.assoc) shorter(b.assoc->limit.wall_s);
+  if (b.qos_limit) shorter(b.qos_limit->wall_s);
+  return limit;
 }
 
 std::string FreeGpus::default_account(std::uint32_t uid) const {
@@ -115,7 +134,7 @@ int FreeGpus::free_gpus(const std::string& partition) const {
 std::string to_text(const FreeGpus& f) {
   std::ostringstream o;
   o << "# the GPUs criusd's policy left free, per node, and who each partition lets in (criusd(8))\n";
-  o << "crius-free-gpus 3\n";
+  o << "crius-free-gpus 4\n";
   o << "time " << f.time << "\n";
   o << "interval_s " << util::fmt(f.interval_s, 9) << "\n";
   o << "waiting " << f.waiting << "\n";
@@ -136,10 +155,12 @@ std::string to_text(const FreeGpus& f) {
       << " allow_qos=" << names(a.allow_qos) << " deny_qos=" << names(a.deny_qos) << " groups=" << a.groups
       << " allow_gids=" << ids(a.allow_gids) << " allow_uids=" << ids(a.allow_uids) << "\n";
   for (const auto& [uid, account] : f.default_accounts) o << "account " << uid << ' ' << account << "\n";
-  for (const auto& [name, l] : f.qos_limits) o << "qos " << name << " gpus=" << l.gpus << " nodes=" << l.nodes << "\n";
+  for (const auto& [name, l] : f.qos_limits)
+    o << "qos " << name << " gpus=" << l.gpus << " nodes=" << l.nodes << " wall_s=" << l.wall_s << "\n";
   for (const AssocLimit& a : f.assoc_limits)
     o << "assoc " << a.uid << ' ' << a.account << ' ' << (a.partition.empty() ? "-" : a.partition) << " gpus=" << a.limit.gpus
-      << " nodes=" << a.limit.nodes << " default_qos=" << (a.default_qos.empty() ? "-" : a.default_qos) << "\n";
+      << " nodes=" << a.limit.nodes << " default_qos=" << (a.default_qos.empty() ? "-" : a.default_qos)
+      << " wall_s=" << a.limit.wall_s << "\n";
   return o.str();
 }
 
@@ -162,8 +183,8 @@ Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& sourc
     if (line.empty() || line.front() == '#') continue;
     std::vector<std::string> words = util::split(line, ' ', true);
     if (!header) {
-      if (words.size() != 2 || words[0] != "crius-free-gpus" || (words[1] != "1" && words[1] != "2" && words[1] != "3"))
-        return bad("not a crius free-GPU report (expected \"crius-free-gpus 3\")");
+      if (words.size() != 2 || words[0] != "crius-free-gpus" || words[1].size() != 1 || words[1][0] < '1' || words[1][0] > '4')
+        return bad("not a crius free-GPU report (expected \"crius-free-gpus 4\")");
       header = true;
     } else if (words[0] == "time" && words.size() == 2) {
       auto v = util::to_int(words[1]);
@@ -256,7 +277,8 @@ Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& sourc
       if (++access_names > kMaxAccessNames)
         return bad("more than " + std::to_string(kMaxAccessNames) + " names and ids");
       f.default_accounts.emplace_back(static_cast<std::uint32_t>(*uid), words[2]);
-    } else if ((words[0] == "qos" && words.size() == 4) || (words[0] == "assoc" && words.size() == 7)) {
+    } else if ((words[0] == "qos" && (words.size() == 4 || words.size() == 5)) ||
+               (words[0] == "assoc" && (words.size() == 7 || words.size() == 8))) {
       if (++access_names > kMaxAccessNames)
         return bad("more than " + std::to_string(kMaxAccessNames) + " names and ids");
       const bool is_qos = words[0] == "qos";
@@ -273,8 +295,15 @@ Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& sourc
       if (!g || !n) return bad(words[0] + ": expected gpus=N nodes=N, got " + util::shown(words[at] + " " + words[at + 1]));
       for (std::size_t i = 1; i < words.size(); ++i)
         if (words[i].size() > 72) return bad(words[0] + ": a name longer than 64 characters");
+      // "wall_s=N" last (report version 4): the longest time limit, -1 (none) or seconds
+      std::int64_t wall_s = -1;
+      if (words.size() == (is_qos ? 5u : 8u)) {
+        auto w = count(words.back(), "wall_s");
+        if (!w) return bad(words[0] + ": expected wall_s=N, got " + util::shown(words.back()));
+        wall_s = *w;
+      }
       if (is_qos) {
-        f.qos_limits.emplace_back(words[1], JobLimit{*g, *n});
+        f.qos_limits.emplace_back(words[1], JobLimit{*g, *n, wall_s});
       } else {
         auto uid = util::to_int(words[1]);
         if (!uid || *uid < 0 || *uid > 0xffffffffLL) return bad("assoc: a uid must be a whole number");
@@ -283,7 +312,7 @@ Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& sourc
         a.uid = static_cast<std::uint32_t>(*uid);
         a.account = words[2];
         a.partition = words[3] == "-" ? "" : words[3];
-        a.limit = {*g, *n};
+        a.limit = {*g, *n, wall_s};
         a.default_qos = words[6].substr(12) == "-" ? "" : words[6].substr(12);
         f.assoc_limits.push_back(std::move(a));
       }
@@ -291,7 +320,7 @@ Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& sourc
       return bad("unknown line " + util::shown(line));
     }
   }
-  if (!header) return make_error(source + ": empty (expected \"crius-free-gpus 1\")");
+  if (!header) return make_error(source + ": empty (expected \"crius-free-gpus 4\")");
   if (!have_time || !have_interval) return make_error(source + ": no time or interval_s line");
   std::stable_sort(f.default_accounts.begin(), f.default_accounts.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });

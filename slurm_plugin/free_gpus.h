@@ -25,16 +25,17 @@ struct PartitionAccess {
   std::string name;
   bool up = true;
   int max_nodes = 0;            // 0: none
-  std::int64_t max_time_s = 0;  // 0: none
+  std::int64_t max_time_s = 0;  // 0: none; MaxTime, or its partition QOS's MaxWall where shorter
   std::vector<std::string> allow_accounts, deny_accounts, allow_qos, deny_qos;
   bool groups = false;  // AllowGroups is set: only these groups' members (and root, SlurmUser)
   std::vector<std::uint32_t> allow_gids, allow_uids;
   bool operator==(const PartitionAccess&) const = default;
 };
 
-// Per-job GPU and node limits (MaxTRESPerJob), -1: none.
+// Per-job GPU and node limits (MaxTRESPerJob) and the longest time limit (MaxWall, seconds),
+// -1: none.
 struct JobLimit {
-  std::int64_t gpus = -1, nodes = -1;
+  std::int64_t gpus = -1, nodes = -1, wall_s = -1;
   bool operator==(const JobLimit&) const = default;
 };
 // A user's association: its per-job limits (the smallest along its parents) and default QOS.
@@ -67,8 +68,8 @@ struct FreeGpus {
   // uid -> default account, sorted by uid, where a crius partition's access depends on the
   // account (a job that names no account runs in its user's default one)
   std::vector<std::pair<std::uint32_t, std::string>> default_accounts;
-  // Where Slurm enforces limits: the QOS with a per-job GPU or node limit, and the users'
-  // associations (sorted by uid) that have one or whose default QOS has one.
+  // Where Slurm enforces limits: the QOS with a per-job GPU, node or wall-time limit, and the
+  // users' associations (sorted by uid) that have one or whose default QOS has one.
   std::vector<std::pair<std::string, JobLimit>> qos_limits;
   std::vector<AssocLimit> assoc_limits;
 
@@ -79,8 +80,10 @@ struct FreeGpus {
   // Takes a fitting Cell's GPUs from the nodes with the fewest free that hold them.
   void take(const estimator::Cell& cell);
   int free_gpus(const std::string& partition) const;
-  // The MaxTime of `partition` in seconds (0: none, or not in the report).
-  std::int64_t max_time_s(const std::string& partition) const;
+  // The longest time limit `who` may have in `partition`, in seconds (0: none known): its MaxTime
+  // (with its partition QOS's MaxWall), and the MaxWall of `who`'s association and QOS (named,
+  // else the association's default), the smallest. `who.account` "": default_account() it first.
+  std::int64_t longest_time_limit_s(const std::string& partition, const Submitter& who) const;
   // The default account of `uid` ("" if not in the report).
   std::string default_account(std::uint32_t uid) const;
   // Why `who` may not have `nodes` nodes of `gpus` GPUs in all in `partition` (access, size,

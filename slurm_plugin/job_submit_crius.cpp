@@ -336,11 +336,17 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   // iterations it runs and gives no time limit gets one from its Cell's estimate
   // (job_submit_crius(8), TIME LIMITS): Slurm's backfill can plan around it, and
   // a Cell slower than the one it would have had does not run into the partition's DefaultTime.
-  // Bounded by the partition's MaxTime as criusd last read it (a stale report still says it).
+  // Bounded by the longest limit Slurm lets the job have there as criusd last read it (a stale
+  // report still says it): the partition's MaxTime, the MaxWall of its QOS and association.
   const double factor = g_state->conf->config.time_limit_factor;
   std::string limit_note;
   if (job_desc->time_limit == NO_VAL && req->iters && factor > 0 && d->chosen.iter_time_s > 0) {
-    const std::int64_t max_s = g_state->free ? g_state->free->max_time_s(d->chosen.cell.partition) : 0;
+    std::int64_t max_s = 0;
+    if (g_state->free) {
+      crius::slurm::Submitter me = who;
+      if (me.account.empty()) me.account = g_state->free->default_account(me.uid);
+      max_s = g_state->free->longest_time_limit_s(d->chosen.cell.partition, me);
+    }
     const std::int64_t minutes =
         crius::job::time_limit_minutes(static_cast<double>(*req->iters), d->chosen.iter_time_s, factor, max_s);
     job_desc->time_limit = static_cast<uint32_t>(minutes);
@@ -349,7 +355,7 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
     d->summary += "; time limit " + std::to_string(minutes) + " min";
     limit_note = "time limit " + std::to_string(minutes) + " minutes: " + crius::util::fmt(factor, 3) +
                  " x the estimated time of " + std::to_string(*req->iters) + " iterations in " +
-                 crius::estimator::to_string(d->chosen.cell) + ", plus 5" + (max_s > 0 ? ", at most MaxTime" : "") +
+                 crius::estimator::to_string(d->chosen.cell) + ", plus 5" + (max_s > 0 ? ", at most the partition's MaxTime and the QOS's and association's MaxWall" : "") +
                  " (--time sets your own)";
   }
   if (!per_node->others.empty())  // the Cell's GPUs, and the job's other GRES per node

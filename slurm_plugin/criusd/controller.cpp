@@ -75,6 +75,13 @@ bool over_a_limit(const std::string& reason) {
   return reasons.count(reason) > 0;
 }
 
+// Slurm's pending reasons that say the job's time limit is over a limit: one crius set, the
+// round sets again within it (crius_time_limit).
+bool over_a_time_limit(const std::string& reason) {
+  return reason == "PartitionTimeLimit" || reason == "QOSMaxWallDurationPerJobLimit" ||
+         reason == "AssocMaxWallDurationPerJobLimit";
+}
+
 // An action on one job: its ids and what its new Cell's CPUs are counted from.
 Action action_for(const SlurmJob& sj) {
   Action a;
@@ -85,13 +92,18 @@ Action action_for(const SlurmJob& sj) {
   return a;
 }
 
-// The time limit of a job whose limit crius set (job_submit_crius(8), TIME LIMITS), in the Cell
-// of `rec`'s estimate: for the iterations it has still to run (all, without a progress report;
-// Slurm counts a requeued job's limit from its new start); kept in `rec`. 0 where crius did not
-// set it: the user's limit, or Slurm's default, stands. A limit someone changed since crius set
-// it (its owner, an admin) is theirs: `rec` forgets crius's, and 0.
+// crius set the job's time limit (job_submit_crius(8), TIME LIMITS) and sets it with each Cell.
+bool crius_sets_time_limit(const job::Record& rec) {
+  return rec.time_limit_factor > 0 && rec.request.iters && rec.iter_time_s > 0;
+}
+
+// The time limit of a job whose limit crius set, in the Cell of `rec`'s estimate: for the
+// iterations it has still to run (all, without a progress report; Slurm counts a requeued job's
+// limit from its new start), at most the longest Slurm lets the job have there (limits.h); kept
+// in `rec`. 0 where crius did not set it: the user's limit, or Slurm's default, stands. A limit
+// someone changed since crius set it (its owner, an admin) is theirs: `rec` forgets crius's, and 0.
 std::int64_t crius_time_limit(job::Record& rec, const SlurmJob& sj, const Snapshot& snap) {
-  if (rec.time_limit_factor <= 0 || !rec.request.iters || rec.iter_time_s <= 0) return 0;
+  if (!crius_sets_time_limit(rec)) return 0;
   if (sj.time_limit_s != rec.time_limit_min * 60) {
     rec.time_limit_factor = 0;
     rec.time_limit_min = 0;
@@ -99,10 +111,13 @@ std::int64_t crius_time_limit(job::Record& rec, const SlurmJob& sj, const Snapsh
   }
   double left = static_cast<double>(*rec.request.iters);
   if (auto p = job::parse_progress_comment(sj.comment)) left -= std::min(static_cast<double>(p->done), left);
-  std::int64_t max_s = 0;
+  SlurmPartition unknown;  // not read: the QOS's and association's limits still bind
+  unknown.name = rec.cell.partition;
+  const SlurmPartition* where = &unknown;
   for (const SlurmPartition& p : snap.partitions)
-    if (p.name == rec.cell.partition) max_s = p.max_time_s;
-  rec.time_limit_min = job::time_limit_minutes(left, rec.iter_time_s, rec.time_limit_factor, max_s);
+    if (p.name == rec.cell.partition) where = &p;
+  rec.time_limit_min = job::time_limit_minutes(left, rec.iter_time_s, rec.time_limit_factor,
+                                               longest_time_limit_s(snap, sj, *where));
   return rec.time_limit_min;
 }
 
@@ -617,7 +632,8 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       // QOS's or association's, per job or for the group) is one the round replaces with a
       // Cell within them, or leaves.
       if (sj.reason != "None" && sj.reason != "Resources" && sj.reason != "Priority" &&
-          sj.reason != "ReqNodeNotAvail" && !over_a_limit(sj.reason)) {
+          sj.reason != "ReqNodeNotAvail" && !over_a_limit(sj.reason) &&
+          !(over_a_time_limit(sj.reason) && rec.time_limit_factor > 0)) {
         skip("not_for_resources", "pending for " + sj.reason + ", not for resources");
         continue;
       }
@@ -644,11 +660,14 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
                                                         : static_cast<int>(std::max<std::int64_t>(cap.gpus, 0));
       if (cap.nodes >= 0) job.max_nodes = static_cast<int>(std::max<std::int64_t>(cap.nodes, 0));
       std::vector<std::string> refused;
+      // A time limit crius set it sets again with every Cell (crius_time_limit): not a bar.
+      const bool limit_follows_cell = crius_sets_time_limit(rec) && sj.time_limit_s == rec.time_limit_min * 60;
       for (const auto& part : cluster.partitions) {
         int most = 0;
         for (const SlurmPartition& sp : snap.partitions)
           if (sp.name == part.name) {
-            if (std::string why = partition_refusal(sp, sj); !why.empty()) most = -1, refused.push_back(why);
+            if (std::string why = partition_refusal(sp, sj, limit_follows_cell); !why.empty())
+              most = -1, refused.push_back(why);
             else most = sp.max_nodes;
           }
         job.partition_max_nodes.push_back(most);
@@ -875,8 +894,20 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       ends[d.job] = d.target;
       placed[d.job] = true;
       if (same_shape == rec.cell) {
-        // Slurm starts it as asked; a job criusd pinned follows the policy's nodes.
-        if (rec.nodes.empty() || same_nodes(rec.nodes, target_nodes)) continue;
+        // Slurm starts it as asked; a job criusd pinned follows the policy's nodes. A time limit
+        // crius set is set again where a limit criusd learnt of since is shorter.
+        if (rec.nodes.empty() || same_nodes(rec.nodes, target_nodes)) {
+          job::Record check = rec;
+          const std::int64_t limit = crius_time_limit(check, *sj, snap);
+          if (limit == 0 || limit * 60 >= sj->time_limit_s) continue;
+          a.to = rec.cell;
+          a.time_limit_min = limit;
+          a.kind = Action::Kind::update_pending;
+          a.reason = "crius's time limit is over the longest Slurm allows it";
+          a.after = job::to_text(check);
+          round.actions.push_back(a);
+          continue;
+        }
       } else if (!replan(m_cluster, rec, to)) {
         round.notes.push_back("job " + std::to_string(sj->id) + ": no feasible plan in " + estimator::describe(to) +
                               "; not moved");
@@ -956,7 +987,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   for (const auto& part : cluster.partitions)  // who each crius partition lets in, for job_submit
     for (const SlurmPartition& sp : snap.partitions)
       if (sp.name == part.name) {
-        round.free.access.push_back({sp.name, sp.up, sp.max_nodes, sp.max_time_s, sp.allow_accounts,
+        round.free.access.push_back({sp.name, sp.up, sp.max_nodes, partition_time_limit_s(snap, sp), sp.allow_accounts,
                                      sp.deny_accounts, sp.allow_qos, sp.deny_qos, !sp.allow_groups.empty(),
                                      sp.allow_gids, sp.allow_uids});
         by_account = by_account || !sp.allow_accounts.empty() || !sp.deny_accounts.empty();

@@ -30,7 +30,7 @@ std::vector<const SlurmAssoc*> chain(std::uint32_t id, Find&& find) {
 
 }  // namespace
 
-std::string partition_refusal(const SlurmPartition& p, const SlurmJob& job) {
+std::string partition_refusal(const SlurmPartition& p, const SlurmJob& job, bool limit_follows_cell) {
   const std::string where = "partition " + p.name;
   if (!p.up) return where + " is not up";
   if (!p.allow_accounts.empty() && !listed(p.allow_accounts, job.account))
@@ -43,8 +43,39 @@ std::string partition_refusal(const SlurmPartition& p, const SlurmJob& job) {
       std::none_of(job.user_groups.begin(), job.user_groups.end(),
                    [&](const std::string& g) { return listed(p.allow_groups, g); }))
     return "user " + job.user + " is in none of the AllowGroups of " + where;
-  if (p.max_time_s > 0 && job.time_limit_s > p.max_time_s) return "its time limit is over the MaxTime of " + where;
+  if (!limit_follows_cell && p.max_time_s > 0 && job.time_limit_s > p.max_time_s) return "its time limit is over the MaxTime of " + where;
   return "";
+}
+
+namespace {
+// The shorter of two time limits in seconds, 0 or less being none (a result of 0: none).
+std::int64_t shorter(std::int64_t a, std::int64_t b) {
+  if (a <= 0) return b > 0 ? b : 0;
+  if (b <= 0) return a;
+  return std::min(a, b);
+}
+}  // namespace
+
+std::int64_t partition_time_limit_s(const Snapshot& s, const SlurmPartition& p) {
+  std::int64_t limit = p.max_time_s;
+  if (s.enforce_limits && !p.qos.empty())
+    for (const SlurmQos& q : s.qos)
+      if (q.name == p.qos) limit = shorter(limit, q.max_wall_s);
+  return limit;
+}
+
+std::int64_t longest_time_limit_s(const Snapshot& s, const SlurmJob& job, const SlurmPartition& p) {
+  std::int64_t limit = partition_time_limit_s(s, p);
+  if (!s.enforce_limits) return limit;
+  for (const SlurmQos& q : s.qos)
+    if (q.name == job.qos) limit = shorter(limit, q.max_wall_s);
+  auto find = [&](std::uint32_t id) -> const SlurmAssoc* {
+    for (const SlurmAssoc& a : s.assocs)
+      if (id != 0 && a.id == id) return &a;
+    return nullptr;
+  };
+  for (const SlurmAssoc* a : chain(job.assoc_id, find)) limit = shorter(limit, a->max_wall_s);
+  return limit;
 }
 
 GpusNodes per_job_limit(const Snapshot& s, const SlurmJob& job) {
@@ -72,8 +103,8 @@ void publish_job_limits(const Snapshot& s, FreeGpus& report) {
   std::map<std::uint32_t, const SlurmQos*> qos_by_id;
   for (const SlurmQos& q : s.qos) {
     qos_by_id[q.id] = &q;
-    if (q.max_per_job.gpus >= 0 || q.max_per_job.nodes >= 0)
-      report.qos_limits.emplace_back(q.name, JobLimit{q.max_per_job.gpus, q.max_per_job.nodes});
+    if (q.max_per_job.gpus >= 0 || q.max_per_job.nodes >= 0 || q.max_wall_s > 0)
+      report.qos_limits.emplace_back(q.name, JobLimit{q.max_per_job.gpus, q.max_per_job.nodes, q.max_wall_s > 0 ? q.max_wall_s : -1});
   }
   std::map<std::uint32_t, const SlurmAssoc*> by_id;
   for (const SlurmAssoc& a : s.assocs) by_id[a.id] = &a;
@@ -88,11 +119,12 @@ void publish_job_limits(const Snapshot& s, FreeGpus& report) {
     for (const SlurmAssoc* c : chain(a.id, find)) {
       limit.gpus = tighter(limit.gpus, c->max_per_job.gpus);
       limit.nodes = tighter(limit.nodes, c->max_per_job.nodes);
+      if (c->max_wall_s > 0) limit.wall_s = tighter(limit.wall_s, c->max_wall_s);
       if (!default_qos) default_qos = c->default_qos_id;  // inherited from the nearest that sets one
     }
     const SlurmQos* q = default_qos ? qos_by_id[default_qos] : nullptr;
-    const bool qos_bounds = q && (q->max_per_job.gpus >= 0 || q->max_per_job.nodes >= 0);
-    if (limit.gpus < 0 && limit.nodes < 0 && !qos_bounds) continue;
+    const bool qos_bounds = q && (q->max_per_job.gpus >= 0 || q->max_per_job.nodes >= 0 || q->max_wall_s > 0);
+    if (limit.gpus < 0 && limit.nodes < 0 && limit.wall_s < 0 && !qos_bounds) continue;
     report.assoc_limits.push_back({a.uid, a.account, a.partition, limit, q ? q->name : ""});
   }
   std::stable_sort(report.assoc_limits.begin(), report.assoc_limits.end(),

@@ -17,8 +17,19 @@ namespace crius::slurm {
 
 // Why Slurm would not take `job` into partition `p` whatever its size: the partition is not up,
 // or its AllowAccounts, DenyAccounts, AllowQos, DenyQos or AllowGroups leave the job out, or the
-// job's time limit is over its MaxTime. "" if it would.
-std::string partition_refusal(const SlurmPartition& p, const SlurmJob& job);
+// job's time limit is over its MaxTime (unless crius sets that limit again with the Cell:
+// `limit_follows_cell`). "" if it would.
+std::string partition_refusal(const SlurmPartition& p, const SlurmJob& job, bool limit_follows_cell = false);
+
+// The longest time limit a job may have in `p` whatever its QOS or association (seconds, 0:
+// none): its MaxTime and, where Slurm enforces limits, the MaxWall of its partition QOS.
+std::int64_t partition_time_limit_s(const Snapshot& s, const SlurmPartition& p);
+
+// The longest time limit Slurm lets `job` have in `p` (seconds, 0: none): partition_time_limit_s
+// and, where Slurm enforces limits, the MaxWall of the job's QOS and of its association and each
+// parent, the smallest. Slurm lets a QOS's limit override an association's and a child's its
+// parent's: the smallest is never longer than Slurm allows, and a limit crius sets is this.
+std::int64_t longest_time_limit_s(const Snapshot& s, const SlurmJob& job, const SlurmPartition& p);
 
 // The most GPUs and nodes one job may hold: the per-job limits (MaxTRESPerJob) of its QOS and
 // of its association and its parents, the smallest of each (-1: none, or not enforced).

@@ -95,7 +95,7 @@ std::string abandoned(const std::string& abandon, const std::string& why) {
 Result<void> apply(SlurmClient& slurm, const ControllerOptions& o, const Action& a) {
   switch (a.kind) {
     case Action::Kind::update_pending:
-      if (!(a.to == a.from) || a.nodes) {
+      if (!(a.to == a.from) || a.nodes || a.time_limit_min > 0) {
         if (auto r = slurm.update_cell(a.slurm_id, a.to, a.cpus_per_task, a.other_gres, false, a.nodes ? &*a.nodes : nullptr,
                                        a.time_limit_min);
             !r) {
@@ -466,6 +466,7 @@ int main(int argc, char** argv) {
           log(Level::notice) << (dry_run ? "would " : "") << to_string(a.kind)
                     << " job " << a.job << " " << estimator::describe(a.from) << " -> " << estimator::describe(a.to)
                     << (a.nodes ? " on nodes [" + util::join(*a.nodes, ",") + "]" : std::string())
+                    << (a.time_limit_min > 0 ? ", time limit " + std::to_string(a.time_limit_min) + " min" : std::string())
                     << " (" << a.reason << speeds << ")\n";
           if (dry_run) continue;
           if (auto r = apply(slurm, *options, a); !r) {

@@ -74,6 +74,11 @@ struct TresPositions {
   }
 };
 
+// A limit in minutes as seconds; INFINITE and NO_VAL are none (-1).
+std::int64_t minutes_s(uint32_t minutes) {
+  return minutes == INFINITE || minutes == NO_VAL ? -1 : std::int64_t{minutes} * 60;
+}
+
 // The association and QOS limits and usage slurmctld holds (what `scontrol show assoc_mgr`
 // shows): readable only with accounting; none otherwise.
 void read_limits(Snapshot& snap, const std::function<std::string(uint32_t)>& user_of) {
@@ -100,6 +105,7 @@ void read_limits(Snapshot& snap, const std::function<std::string(uint32_t)>& use
       assoc.default_qos_id = a->def_qos_id == NO_VAL ? 0 : a->def_qos_id;
       assoc.max_per_job = pos.of(a->max_tres_ctld);
       assoc.grp = pos.of(a->grp_tres_ctld);
+      assoc.max_wall_s = minutes_s(a->max_wall_pj);
       if (a->usage) assoc.used = pos.of(a->usage->grp_used_tres);
       snap.assocs.push_back(std::move(assoc));
     }
@@ -114,6 +120,7 @@ void read_limits(Snapshot& snap, const std::function<std::string(uint32_t)>& use
       qos.max_per_job = pos.of(q->max_tres_pj_ctld);
       qos.max_per_user = pos.of(q->max_tres_pu_ctld);
       qos.grp = pos.of(q->grp_tres_ctld);
+      qos.max_wall_s = minutes_s(q->max_wall_pj);
       if (q->usage) {
         qos.used = pos.of(q->usage->grp_used_tres);
         if (q->usage->user_limit_list) {
@@ -240,6 +247,7 @@ Result<Snapshot> SlurmClient::snapshot() {
     part.allow_groups = name_list(p.allow_groups);
     part.max_nodes = p.max_nodes == INFINITE || p.max_nodes == NO_VAL ? 0 : static_cast<int>(p.max_nodes);
     part.max_time_s = p.max_time == INFINITE || p.max_time == NO_VAL ? 0 : std::int64_t{p.max_time} * 60;
+    part.qos = str(p.qos_char);
     part.up = (p.state_up & PARTITION_UP) == PARTITION_UP;
     resolve_groups(part);
     snap.partitions.push_back(std::move(part));

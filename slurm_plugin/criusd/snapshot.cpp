@@ -50,7 +50,7 @@ nlohmann::json to_json(const Snapshot& s) {
   for (const auto& p : s.partitions)
     j["partitions"].push_back({{"name", p.name}, {"allow_accounts", p.allow_accounts}, {"deny_accounts", p.deny_accounts},
                                {"allow_qos", p.allow_qos}, {"deny_qos", p.deny_qos}, {"allow_groups", p.allow_groups},
-                               {"max_nodes", p.max_nodes}, {"max_time_s", p.max_time_s}, {"up", p.up},
+                               {"max_nodes", p.max_nodes}, {"max_time_s", p.max_time_s}, {"qos", p.qos}, {"up", p.up},
                                {"allow_gids", p.allow_gids}, {"allow_uids", p.allow_uids}});
   j["enforce_limits"] = s.enforce_limits;
   j["qos"] = nlohmann::json::array();
@@ -58,7 +58,8 @@ nlohmann::json to_json(const Snapshot& s) {
     nlohmann::json by_user = nlohmann::json::object();
     for (const auto& [user, used] : q.used_by_user) by_user[user] = gn_json(used);
     j["qos"].push_back({{"id", q.id}, {"name", q.name}, {"max_per_job", gn_json(q.max_per_job)}, {"max_per_user", gn_json(q.max_per_user)},
-                        {"grp", gn_json(q.grp)}, {"used", gn_json(q.used)}, {"used_by_user", by_user}});
+                        {"grp", gn_json(q.grp)}, {"used", gn_json(q.used)}, {"used_by_user", by_user},
+                        {"max_wall_s", q.max_wall_s}});
   }
   j["default_accounts"] = nlohmann::json::object();
   for (const auto& [uid, account] : s.default_accounts) j["default_accounts"][std::to_string(uid)] = account;
@@ -67,7 +68,7 @@ nlohmann::json to_json(const Snapshot& s) {
     j["assocs"].push_back({{"id", a.id}, {"parent_id", a.parent_id}, {"user", a.user}, {"account", a.account},
                            {"uid", a.uid}, {"default_qos_id", a.default_qos_id},
                            {"partition", a.partition}, {"max_per_job", gn_json(a.max_per_job)}, {"grp", gn_json(a.grp)},
-                           {"used", gn_json(a.used)}});
+                           {"used", gn_json(a.used)}, {"max_wall_s", a.max_wall_s}});
   return j;
 }
 
@@ -148,6 +149,7 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& 
       part.allow_groups = p.value("allow_groups", names{});
       part.max_nodes = p.value("max_nodes", 0);
       part.max_time_s = p.value("max_time_s", std::int64_t{0});
+      part.qos = p.value("qos", "");
       part.up = p.value("up", true);
       part.allow_gids = p.value("allow_gids", std::vector<std::uint32_t>{});
       part.allow_uids = p.value("allow_uids", std::vector<std::uint32_t>{});
@@ -162,6 +164,7 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& 
       qos.max_per_user = gn_from(q, "max_per_user");
       qos.grp = gn_from(q, "grp");
       qos.used = gn_from(q, "used");
+      qos.max_wall_s = q.value("max_wall_s", std::int64_t{-1});
       for (const auto& [user, used] : q.value("used_by_user", nlohmann::json::object()).items())
         qos.used_by_user[user] = {used.value("gpus", std::int64_t{0}), used.value("nodes", std::int64_t{0})};
       s.qos.push_back(std::move(qos));
@@ -180,6 +183,7 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& 
       assoc.max_per_job = gn_from(a, "max_per_job");
       assoc.grp = gn_from(a, "grp");
       assoc.used = gn_from(a, "used");
+      assoc.max_wall_s = a.value("max_wall_s", std::int64_t{-1});
       s.assocs.push_back(std::move(assoc));
     }
     return s;

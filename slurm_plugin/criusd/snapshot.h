@@ -41,21 +41,25 @@ struct SlurmPartition {
   // AllowGroups resolved, for job_submit (which may not ask a name service): the groups' ids
   // and their listed members' uids.
   std::vector<std::uint32_t> allow_gids, allow_uids;
+  std::string qos;  // its partition QOS (QOS=), "": none
 };
 
 // A QOS's and an association's TRES limits and what their jobs use now (slurmctld's
-// association manager, as `scontrol show assoc_mgr` shows them), for GPUs and nodes.
+// association manager, as `scontrol show assoc_mgr` shows them), for GPUs and nodes, and the
+// longest time limit a job may have (MaxWall, -1: none).
 struct SlurmQos {
   std::uint32_t id = 0;
   std::string name;
   GpusNodes max_per_job, max_per_user, grp, used;
   std::map<std::string, GpusNodes> used_by_user;  // user name -> in use
+  std::int64_t max_wall_s = -1;
 };
 struct SlurmAssoc {
   std::uint32_t id = 0, parent_id = 0;  // parent_id 0: the root
   std::string user, account, partition;
   std::uint32_t uid = 0, default_qos_id = 0;  // of a user's association; 0: none
   GpusNodes max_per_job, grp, used;
+  std::int64_t max_wall_s = -1;
 };
 
 struct SlurmJob {

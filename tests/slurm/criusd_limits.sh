@@ -14,7 +14,12 @@
 #     asks Slurm 22.05 for untyped GPUs and a type feature, which is what lets a pending job
 #     change type; the allocation is typed, per node);
 #  5. an account with GrpTRES=gres/gpu=12: a movable job on 8 GPUs with 8 more free beside it
-#     is not grown to 16 (without the limit, it is).
+#     is not grown to 16 (without the limit, it is);
+#  6. [job_submit] time_limit_factor = 2 (on in this whole test) and a QOS with MaxWall=30: a
+#     job of that QOS submitted before criusd's report knew of it gets crius's limit of many
+#     hours and pends as QOSMaxWallDurationPerJobLimit; criusd sets its limit again within the
+#     QOS's 30 minutes, in the same Cell, and it starts; once the report carries the MaxWall,
+#     job_submit gives a new job of that QOS 30 minutes at once.
 set -u
 . "$TOP/tests/slurm/plugin_lib.bash"
 plugin_preflight
@@ -23,6 +28,7 @@ for c in mariadbd slurmdbd sacctmgr; do command -v $c >/dev/null || { echo "$c n
 
 conf=$TEST_TMP/crius.toml
 crius_conf a100:2x8,v100:1x8 >"$conf"
+printf '\n[job_submit]\ntime_limit_factor = 2\n' >>"$conf"
 
 cat >"$TEST_TMP/inner.sh" <<'INNER'
 #!/usr/bin/env bash
@@ -56,7 +62,7 @@ wait_state "$j" RUNNING
 # criusd's report now carries the QOS's per-job limit: job_submit keeps a new job within it.
 k=$(sbatch --parsable -H -o /dev/null --qos=gpu8 "${crius[@]}" loop.sh) || fail "sbatch --qos=gpu8"
 [ "$(gpus_of "$k")" -le 8 ] || fail "job_submit gave job $k $(gpus_of "$k") GPUs with criusd's report of QOS gpu8"
-grep -q '^qos gpu8 gpus=8 nodes=-1$' "${CRIUS_FREE_GPUS_FILE:?}" || { cat "$CRIUS_FREE_GPUS_FILE"; fail "no QOS limit in the report"; }
+grep -q '^qos gpu8 gpus=8 nodes=-1 wall_s=-1$' "${CRIUS_FREE_GPUS_FILE:?}" || { cat "$CRIUS_FREE_GPUS_FILE"; fail "no QOS limit in the report"; }
 scancel "$k"
 
 ### 2. Idle GPUs beside it: no growth past the limit.
@@ -118,6 +124,35 @@ sacctmgr -i modify account "$acct" set GrpTRES=gres/gpu=12 >/dev/null || fail "s
 for _ in $(seq 50); do scontrol show assoc_mgr flags=assoc accounts="$acct" 2>/dev/null | grep -q 'GrpTRES=.*gres/gpu=12' && break; sleep 0.2; done
 [ "$(grows)" -le 8 ] || fail "criusd would grow job $r past its account's GrpTRES=gres/gpu=12"
 sacctmgr -i modify account "$acct" set GrpTRES=gres/gpu=-1 >/dev/null
+scancel -u "$(id -un)"
+
+### 6. A time limit crius set, within the QOS's MaxWall.
+for _ in $(seq 100); do [ -z "$(squeue -h -o %i)" ] && break; sleep 0.2; done
+criusd --once 2>/dev/null || fail "criusd --once"  # a report of all GPUs free, before the QOS exists
+sacctmgr -i add qos wall30 set MaxWall=30 >/dev/null || fail "sacctmgr add qos wall30"
+sacctmgr -i modify user root set qos+=wall30 >/dev/null || fail "sacctmgr modify user"
+for _ in $(seq 50); do scontrol show assoc_mgr flags=qos qos=wall30 2>/dev/null | grep -q 'MaxWallPJ=30' && break; sleep 0.2; done
+scontrol show assoc_mgr flags=qos qos=wall30 | grep -q 'MaxWallPJ=30' || fail "slurmctld does not know QOS wall30's MaxWall"
+minutes() { # ID: the job's TimeLimit in minutes
+  job_field "$1" TimeLimit | awk -F'[-:]' 'NF == 4 { print ($1 * 24 + $2) * 60 + $3; next } { print $1 * 60 + $2 }'
+}
+t=$(sbatch --parsable -o /dev/null --qos=wall30 "${crius[@]}" loop.sh) || fail "sbatch --qos=wall30"
+[ "$(minutes "$t")" -gt 30 ] || fail "test premise: crius's limit of job $t should be over 30 minutes: $(job_field "$t" TimeLimit)"
+for _ in $(seq 50); do [ "$(job_field "$t" Reason)" = QOSMaxWallDurationPerJobLimit ] && break; sleep 0.2; done
+[ "$(job_field "$t" Reason)" = QOSMaxWallDurationPerJobLimit ] ||
+  fail "test premise: job $t should pend as QOSMaxWallDurationPerJobLimit: $(job_field "$t" Reason)"
+criusd --once 2>wall.err || { cat wall.err; fail "criusd --once"; }
+cat wall.err
+# the Cell job_submit gave it, all GPUs being free, is the one the policy starts it in
+grep -q "update_pending job $t \(.*\) -> \1, time limit 30 min" wall.err ||
+  fail "criusd did not set job $t's limit within its QOS's MaxWall, in its Cell"
+wait_state "$t" RUNNING
+[ "$(job_field "$t" TimeLimit)" = 00:30:00 ] || fail "job $t's limit is $(job_field "$t" TimeLimit), not the QOS's 30 minutes"
+scontrol show job "$t" | grep -q '"time_limit_min":30' || fail "job $t's record does not keep crius's 30 minutes"
+grep -q '^qos wall30 gpus=-1 nodes=-1 wall_s=1800$' "$CRIUS_FREE_GPUS_FILE" || { cat "$CRIUS_FREE_GPUS_FILE"; fail "no MaxWall in the report"; }
+u=$(sbatch --parsable -H -o /dev/null --qos=wall30 "${crius[@]}" loop.sh 2>submit.err) || { cat submit.err; fail "sbatch --qos=wall30"; }
+[ "$(job_field "$u" TimeLimit)" = 00:30:00 ] || fail "job_submit gave job $u $(job_field "$u" TimeLimit) with criusd's report of QOS wall30"
+grep -q 'crius: time limit 30 minutes: .*MaxWall' submit.err || { cat submit.err; fail "sbatch does not say the limit is the MaxWall's"; }
 scancel -u "$(id -un)"
 echo "criusd limits checks passed"
 INNER

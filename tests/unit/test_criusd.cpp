@@ -1470,6 +1470,65 @@ BOOST_AUTO_TEST_CASE(metrics_count_rounds_actions_and_reasons) {
 // A job whose time limit crius set (the record's time_limit_factor) gets it again in each new
 // Cell criusd gives it: job::time_limit_minutes of the iterations still to run in the new
 // Cell's estimate, at most the partition's MaxTime. A job whose limit is its own keeps it.
+// Where Slurm enforces limits, a limit crius set is at most the MaxWall of the job's QOS, of its
+// association and each parent, and of its partition's QOS; a pending job whose crius-set limit
+// is over one (Slurm's reason says so) gets it set again within it, in the same Cell.
+BOOST_FIXTURE_TEST_CASE(a_time_limit_crius_set_stays_within_the_maxwall, Fixture) {
+  Snapshot s;
+  s.now = 5000;
+  s.nodes = {node("a100-1", "a100", 0), node("a100-2", "a100", 8), node("v100-1", "v100", 8),
+             node("v100-2", "v100", 8)};
+  job::Record rec = make_record("a100:1x8:1", "a100");
+  rec.request.iters = 1000;
+  rec.time_limit_factor = 2;
+  rec.time_limit_min = job::time_limit_minutes(1000, rec.iter_time_s, 2, 0);
+  BOOST_TEST_REQUIRE(rec.time_limit_min == 72);
+  s.jobs = {slurm_job(1, "PENDING", job::to_text(rec))};
+  SlurmJob& j = s.jobs[0];
+  j.time_limit_s = 72 * 60;
+  j.qos = "short";
+  j.assoc_id = 3;
+  j.reason = "QOSMaxWallDurationPerJobLimit";
+  s.enforce_limits = true;
+  s.qos = {SlurmQos{1, "short", {}, {}, {}, {}, {}, 3600}, SlurmQos{2, "part", {}, {}, {}, {}, {}, 1200}};
+  s.assocs = {SlurmAssoc{2, 0, "", "lab", "", 0, 0, {}, {}, {}, -1}, SlurmAssoc{3, 2, "alice", "lab", "", 1001, 0, {}, {}, {}, -1}};
+  s.partitions = {SlurmPartition{"a100", {}, {}, {}, {}, {}, 0, 0, true, {}, {}, ""}};
+  Controller c(*cluster, {});
+  auto limit_set = [&]() -> std::int64_t {
+    auto round = c.decide(s);
+    BOOST_TEST_REQUIRE(round.ok(), why(round));
+    if (round->actions.empty()) return 0;
+    BOOST_TEST_REQUIRE(round->actions.size() == 1u);
+    const Action& a = round->actions[0];
+    BOOST_TEST(to_string(a.kind) == std::string("update_pending"));
+    BOOST_TEST((a.to == rec.cell));
+    BOOST_TEST(job::parse_record(a.after)->value().time_limit_min == a.time_limit_min);
+    return a.time_limit_min;
+  };
+  BOOST_TEST(limit_set() == 60);  // the QOS's MaxWall
+  s.assocs[0].max_wall_s = 1800;  // the parent association's
+  BOOST_TEST(limit_set() == 30);
+  s.partitions[0].qos = "part";  // the partition QOS's
+  BOOST_TEST(limit_set() == 20);
+  s.partitions[0].max_time_s = 600;  // the partition's MaxTime
+  BOOST_TEST(limit_set() == 10);
+  s.enforce_limits = false;  // Slurm does not enforce the QOS and association limits
+  BOOST_TEST(limit_set() == 10);
+  s.partitions[0].max_time_s = 0;
+  BOOST_TEST(limit_set() == 0);  // crius's 72 minutes are within every limit: nothing to send
+
+  // A limit that is not crius's (the user's own, over the QOS's MaxWall) is the user's to
+  // change: the job is not for criusd's round.
+  s.enforce_limits = true;
+  rec.time_limit_factor = 0;
+  rec.time_limit_min = 0;
+  j.admin_comment = job::to_text(rec);
+  auto round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST(round->actions.empty());
+  BOOST_TEST(round->jobs.at(0).not_considered == "not_for_resources");
+}
+
 BOOST_FIXTURE_TEST_CASE(a_time_limit_crius_set_follows_the_cell, Fixture) {
   Snapshot s;
   s.now = 5000;
@@ -1482,7 +1541,7 @@ BOOST_FIXTURE_TEST_CASE(a_time_limit_crius_set_follows_the_cell, Fixture) {
   s.jobs = {slurm_job(1, "RUNNING", "", {"a100-1"}), slurm_job(2, "RUNNING", "", {"a100-2"}),
             slurm_job(3, "PENDING", job::to_text(rec))};
   s.jobs[2].time_limit_s = 72 * 60;
-  s.partitions = {SlurmPartition{"v100", {}, {}, {}, {}, {}, 0, 0, true, {}, {}}};
+  s.partitions = {SlurmPartition{"v100", {}, {}, {}, {}, {}, 0, 0, true, {}, {}, ""}};
   Controller c(*cluster, {});
   auto round = c.decide(s);
   BOOST_TEST_REQUIRE(round.ok(), why(round));
@@ -1495,14 +1554,22 @@ BOOST_FIXTURE_TEST_CASE(a_time_limit_crius_set_follows_the_cell, Fixture) {
   BOOST_TEST(moved.time_limit_min == a.time_limit_min);  // what crius set last
   BOOST_TEST(to_json(a)["time_limit_min"] == a.time_limit_min);
 
-  // The partition's MaxTime bounds it (its limit now, 72 minutes, is within it: criusd moves
-  // no job to a partition whose MaxTime its limit is over).
+  // The partition's MaxTime bounds it. Its limit now, 72 minutes, is over v100's 60: no bar,
+  // crius sets it again with the Cell (a limit of the user's over it would be).
   BOOST_TEST_REQUIRE(a.time_limit_min > 80);
-  s.partitions[0].max_time_s = 80 * 60;
+  s.partitions[0].max_time_s = 60 * 60;
   auto capped = c.decide(s);
   BOOST_TEST_REQUIRE(capped.ok(), why(capped));
   BOOST_TEST_REQUIRE(capped->actions.size() == 1u);
-  BOOST_TEST(capped->actions[0].time_limit_min == 80);
+  BOOST_TEST(capped->actions[0].to.gpu == "v100");
+  BOOST_TEST(capped->actions[0].time_limit_min == 60);
+  rec.time_limit_factor = 0;
+  s.jobs[2].admin_comment = job::to_text(rec);
+  auto users = c.decide(s);
+  BOOST_TEST_REQUIRE(users.ok(), why(users));
+  BOOST_TEST(users->actions.empty());
+  rec.time_limit_factor = 2;
+  s.jobs[2].admin_comment = job::to_text(rec);
   s.partitions[0].max_time_s = 0;
 
   // A limit its owner changed since crius set it is theirs: left as it is, and the record

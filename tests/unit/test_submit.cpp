@@ -86,8 +86,9 @@ BOOST_AUTO_TEST_CASE(free_gpus_text_round_trip_and_bounds) {
     auto r = parse_free_gpus(text, "F");
     return r.ok() ? std::string("accepted") : r.error();
   };
-  BOOST_TEST(bad("") == "F: empty (expected \"crius-free-gpus 1\")");
-  BOOST_TEST(bad("crius-free-gpus 4\n") == "F:1: not a crius free-GPU report (expected \"crius-free-gpus 3\")");
+  BOOST_TEST(bad("") == "F: empty (expected \"crius-free-gpus 4\")");
+  BOOST_TEST(bad("crius-free-gpus 5\n") == "F:1: not a crius free-GPU report (expected \"crius-free-gpus 4\")");
+  BOOST_TEST(bad("crius-free-gpus 10\n") == "F:1: not a crius free-GPU report (expected \"crius-free-gpus 4\")");
   BOOST_TEST(bad("crius-free-gpus 3\ntime 5\ninterval_s 60\nwaiting -1\n") == "F:4: waiting must be a whole number of jobs");
   BOOST_TEST(bad("crius-free-gpus 1\ntime 5\n") == "F: no time or interval_s line");
   BOOST_TEST(bad("crius-free-gpus 1\ntime 5\ninterval_s 60\npartition a 8 -1\n") ==
@@ -105,8 +106,8 @@ BOOST_AUTO_TEST_CASE(free_gpus_text_round_trip_and_bounds) {
   // Version 2: who each partition lets in.
   f.access = {{"a100", true, 2, 3600, {"lab", "ml"}, {}, {}, {"scavenger"}, true, {100}, {1001, 1002}},
               {"v100", false, 0, 0, {}, {"banned"}, {"normal"}, {}, false, {}, {}}};
-  f.qos_limits = {{"gpu8", {8, -1}}};
-  f.assoc_limits = {{1001, "lab", "", {-1, 2}, "gpu8"}, {1002, "ml", "a100", {4, -1}, ""}};
+  f.qos_limits = {{"gpu8", {8, -1}}, {"short", {-1, -1, 1800}}};
+  f.assoc_limits = {{1001, "lab", "", {-1, 2}, "gpu8"}, {1002, "ml", "a100", {4, -1, 600}, ""}};
   auto v2 = parse_free_gpus(to_text(f), "r");
   BOOST_TEST_REQUIRE(v2.ok(), why(v2));
   BOOST_TEST((v2->access == f.access));
@@ -114,6 +115,16 @@ BOOST_AUTO_TEST_CASE(free_gpus_text_round_trip_and_bounds) {
   BOOST_TEST((v2->assoc_limits == f.assoc_limits));
   BOOST_TEST(bad("crius-free-gpus 2\ntime 5\ninterval_s 60\nqos a gpus=x nodes=1\n") ==
              "F:4: qos: expected gpus=N nodes=N, got 'gpus=x nodes=1'");
+  // Version 4 adds the MaxWall (wall_s=) last; a version 3 line has none.
+  auto v3 = parse_free_gpus("crius-free-gpus 3\ntime 5\ninterval_s 60\nqos a gpus=1 nodes=1\n"
+                            "assoc 7 lab - gpus=-1 nodes=-1 default_qos=a\n", "r");
+  BOOST_TEST_REQUIRE(v3.ok(), why(v3));
+  BOOST_TEST(v3->qos_limits.at(0).second.wall_s == -1);
+  BOOST_TEST(v3->assoc_limits.at(0).limit.wall_s == -1);
+  BOOST_TEST(bad("crius-free-gpus 4\ntime 5\ninterval_s 60\nqos a gpus=1 nodes=1 wall=60\n") ==
+             "F:4: qos: expected wall_s=N, got 'wall=60'");
+  BOOST_TEST(bad("crius-free-gpus 4\ntime 5\ninterval_s 60\nassoc 7 lab - gpus=-1 nodes=-1 default_qos=a wall_s=-2\n") ==
+             "F:4: assoc: expected wall_s=N, got 'wall_s=-2'");
   f.qos_limits.clear();
   f.assoc_limits.clear();
   BOOST_TEST(bad("crius-free-gpus 2\ntime 5\ninterval_s 60\naccess a up=1\n") == "F:4: unknown line 'access a up=1'");
@@ -135,7 +146,8 @@ BOOST_AUTO_TEST_CASE(free_gpus_text_round_trip_and_bounds) {
   root.account = "lab";
   BOOST_TEST(f.refusal("a100", root, 1, 8) == "");
   alice.time_limit_s = 7200;
-  BOOST_TEST(f.refusal("a100", alice, 1, 8) == "the job's time limit is over the MaxTime of partition a100");
+  BOOST_TEST(f.refusal("a100", alice, 1, 8) ==
+             "the job's time limit is over the longest partition a100 allows (its MaxTime, or its QOS's MaxWall)");
   BOOST_TEST(f.refusal("v100", bob, 1, 8) == "partition v100 is not up");
   BOOST_TEST(f.refusal("h100", eve, 9, 8) == "");  // nothing known of it
 }
@@ -576,9 +588,22 @@ BOOST_AUTO_TEST_CASE(the_time_limit_crius_sets_and_its_bounds) {
     BOOST_TEST(c.error().find("[job_submit] time_limit_factor must be 0") != std::string::npos, c.error());
   }
 
-  // criusd's report says each partition's MaxTime.
+  // criusd's report says each partition's MaxTime (with its QOS's MaxWall), and the MaxWall of
+  // the QOS and associations: the limit crius sets is the shortest that binds the job.
   FreeGpus f = report({8}, {8});
   f.access.push_back({"a100", true, 0, 7200, {}, {}, {}, {}, false, {}, {}});
-  BOOST_TEST(f.max_time_s("a100") == 7200);
-  BOOST_TEST(f.max_time_s("v100") == 0);
+  Submitter alice{1001, 50, "lab", "", 0, false}, bob{1002, 50, "ml", "", 0, false};
+  BOOST_TEST(f.longest_time_limit_s("a100", alice) == 7200);
+  BOOST_TEST(f.longest_time_limit_s("v100", alice) == 0);
+  f.qos_limits = {{"short", {-1, -1, 1800}}, {"long", {-1, -1, 86400}}};
+  f.assoc_limits = {{1001, "lab", "", {-1, -1, -1}, "short"}, {1002, "ml", "", {-1, -1, 600}, ""}};
+  BOOST_TEST(f.longest_time_limit_s("a100", alice) == 1800);  // the association's default QOS
+  BOOST_TEST(f.longest_time_limit_s("v100", alice) == 1800);
+  alice.qos = "long";  // the QOS it names: the partition's MaxTime is shorter
+  BOOST_TEST(f.longest_time_limit_s("a100", alice) == 7200);
+  BOOST_TEST(f.longest_time_limit_s("v100", alice) == 86400);
+  BOOST_TEST(f.longest_time_limit_s("a100", bob) == 600);  // its association's own MaxWall
+  bob.account = "other";  // not its association in this account: nothing known of it
+  BOOST_TEST(f.longest_time_limit_s("v100", bob) == 0);
+  BOOST_TEST(f.refusal("a100", alice, 1, 8) == "");  // a MaxWall bounds time, not the Cell
 }
