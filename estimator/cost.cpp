@@ -279,7 +279,7 @@ LayerCost layer_cost(const Ctx& x, const Combo& k, const LayerKind& L, bool is_h
       tp_time = std::max(0.0, tp_time - g * x.c.runtime_overhead * (k.rc == Recompute::full && !is_head ? 4 : 3));
   }
   double moe_time = 0;
-  const int ep = x.d.experts ? std::gcd(x.d.experts, k.dp) : 1;
+  const int ep = x.d.experts && k.ep ? std::gcd(x.d.experts, k.dp) : 1;
   if (L.a2a_count > 0 && ep > 1) {
     const int kn = nodes_spanned(x, ep, k.tp);
     const double a2a =

@@ -76,6 +76,7 @@ struct Combo {
   bool sp = false;
   Schedule sched;
   int zero = 0;
+  bool ep = true;  // Plan::expert_parallel
 };
 
 // Per-layer cost of one combo (per micro-batch) and memory (bytes per GPU).

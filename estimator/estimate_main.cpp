@@ -34,7 +34,7 @@ std::string plan_summary(const est::Estimate& e) {
   const auto& s0 = p.stages.front();
   ss << "tp=" << s0.tp << " dp=" << s0.dp << " mbs=" << p.micro_batch_size << " mb=" << p.micro_batches << " "
      << est::to_string(p.schedule) << " rc=" << est::to_string(p.recompute) << (p.sequence_parallel ? " sp" : "")
-     << (p.zero ? " zero1" : "");
+     << (p.zero ? " zero1" : "") << (p.expert_parallel ? "" : " ep_off");
   return ss.str();
 }
 
@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
   std::string model_arg, cluster_path = est::default_cluster_file(CRIUS_SLURM_SYSCONFDIR), gpu, partition, runtime = "megatron";
   int global_batch = 0;
   std::optional<int> nodes, gpn, stages, tp, dp, mbs, mb, zero;
-  std::string schedule, recompute, seqpar;
+  std::string schedule, recompute, seqpar, exppar;
   std::size_t top = 0;
   bool explain = false, json = false;
   app.add_option("--model", model_arg, "model id from the catalogue, or a model TOML file")->required();
@@ -134,6 +134,7 @@ int main(int argc, char** argv) {
   app.add_option("--recompute", recompute, "pin recomputation: none, selective or full");
   app.add_option("--sequence-parallel", seqpar, "pin sequence parallelism: on or off");
   app.add_option("--zero", zero, "pin ZeRO stage: 0 or 1");
+  app.add_option("--expert-parallel", exppar, "pin expert parallelism of a MoE model: on or off");
   app.add_option("--top", top, "show the K best Cells (table default 10; --json default all)");
   app.add_flag("--explain", explain, "show the time and memory breakdown of the best plan");
   app.add_flag("--json", json, "print {\"cells\": [...]} as JSON");
@@ -167,6 +168,11 @@ int main(int argc, char** argv) {
       if (seqpar == "on") p.sequence_parallel = true;
       else if (seqpar == "off") p.sequence_parallel = false;
       else return fail(2, "--sequence-parallel: expected on or off, got '" + seqpar + "'");
+    }
+    if (!exppar.empty()) {
+      if (exppar == "on") p.expert_parallel = true;
+      else if (exppar == "off") p.expert_parallel = false;
+      else return fail(2, "--expert-parallel: expected on or off, got '" + exppar + "'");
     }
     for (auto [v, name] : {std::pair{nodes, "--nodes"}, {gpn, "--gpus-per-node"}, {stages, "--stages"}})
       if (v && *v < 1) return fail(2, std::string(name) + " must be >= 1 (got " + std::to_string(*v) + ")");

@@ -253,6 +253,7 @@ struct Pins {
   std::optional<Recompute> recompute;
   std::optional<bool> sequence_parallel;
   std::optional<int> zero;  // 0 or 1
+  std::optional<bool> expert_parallel;  // MoE only (Plan::expert_parallel)
 };
 
 struct Request {

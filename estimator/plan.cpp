@@ -211,7 +211,7 @@ nlohmann::json to_json(const Plan& plan) {
     st["tp"] = s.tp;
     stages.push_back(std::move(st));
   }
-  return {{"version", kPlanVersion},
+  nlohmann::json j = {{"version", kPlanVersion},
           {"stages", std::move(stages)},
           {"micro_batch_size", plan.micro_batch_size},
           {"micro_batches", plan.micro_batches},
@@ -220,12 +220,14 @@ nlohmann::json to_json(const Plan& plan) {
           {"sequence_parallel", plan.sequence_parallel},
           {"zero", plan.zero},
           {"runtime", std::string(to_string(plan.runtime))}};
+  if (!plan.expert_parallel) j["expert_parallel"] = false;
+  return j;
 }
 
 Result<Plan> plan_from_json(const nlohmann::json& j, const std::string& what) {
   util::JsonObject r(j, what);
   if (auto ok = r.only({"version", "stages", "micro_batch_size", "micro_batches", "schedule", "recompute",
-                        "sequence_parallel", "zero", "runtime"});
+                        "sequence_parallel", "zero", "runtime", "expert_parallel"});
       !ok)
     return make_error(ok.error());
   if (!j.contains("version"))
@@ -263,6 +265,7 @@ Result<Plan> plan_from_json(const nlohmann::json& j, const std::string& what) {
   CRIUS_JSON_GET(plan.micro_batches, r.integer("micro_batches", 1, 100000000, 1));
   CRIUS_JSON_GET(plan.zero, r.integer("zero", 0, 1, 0));
   CRIUS_JSON_GET(plan.sequence_parallel, r.boolean("sequence_parallel", false));
+  CRIUS_JSON_GET(plan.expert_parallel, r.boolean("expert_parallel", true));
   std::string text;
   CRIUS_JSON_GET(text, r.string("schedule", std::string("1f1b")));
   auto sched = parse_schedule(text);

@@ -86,6 +86,9 @@ struct Plan {
   bool sequence_parallel = false;
   int zero = 0;  // ZeRO stage: 0 or 1
   Runtime runtime = Runtime::megatron;
+  // A MoE model's experts sharded over the DP ranks (expert parallelism, all-to-all), or every
+  // expert on each rank (false; Alpa's forced data parallelism). Other models: true.
+  bool expert_parallel = true;
 
   int pp() const { return static_cast<int>(stages.size()); }
   int world_size() const;     // GPUs (ranks) over all stages
@@ -103,7 +106,8 @@ Result<void> validate(const Plan& plan, const std::string& what);
 //   {"version":1, "stages":[{"layers":[BEGIN,END],"dp":D,"tp":T},...],
 //    "micro_batch_size":N, "micro_batches":M, "schedule":"1f1b", "recompute":"none",
 //    "sequence_parallel":false, "zero":0, "runtime":"megatron"}
-// "layers" is absent in a plan without layer ranges.  The reader is strict: unknown
+// "layers" is absent in a plan without layer ranges; "expert_parallel":false is written only
+// when false (read as true when absent).  The reader is strict: unknown
 // keys, wrong types and other versions are errors naming the key.
 inline constexpr int kPlanVersion = 1;
 nlohmann::json to_json(const Plan& plan);

@@ -30,6 +30,8 @@ Result<void> validate_request(const Request& req) {
   if (p.dp && p.micro_batch_size && p.micro_batches &&
       static_cast<long long>(*p.dp) * *p.micro_batch_size * *p.micro_batches != B)
     return make_error("--dp x --micro-batch-size x --micro-batches must equal --global-batch " + std::to_string(B));
+  if (p.expert_parallel && !*p.expert_parallel && req.model.family != Family::moe)
+    return make_error("--expert-parallel off: model '" + req.model.id + "' has no experts");
   if (req.runtime == Runtime::alpa) {
     if (p.schedule && p.schedule->kind != Schedule::Kind::gpipe)
       return make_error("--schedule " + to_string(*p.schedule) + " is not available with --runtime alpa (gpipe only)");

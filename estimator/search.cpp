@@ -215,7 +215,7 @@ class Searcher {
       pp = std::max(pp, exposed * 2 * c1 * V);
     }
     // DP gradient all-reduce and optimizer step, slowest stage.
-    const int ep = x.d.experts ? std::gcd(x.d.experts, k.dp) : 1;
+    const int ep = x.d.experts && k.ep ? std::gcd(x.d.experts, k.dp) : 1;
     const double bw = x.gpu.memory_bw_gbs * 1e9 * x.c.memory_efficiency;
     double dp_max = 0, opt_max = 0, mem_max = 0;
     int b = 0, worst_mem_stage = 0;
@@ -353,6 +353,7 @@ Plan make_plan(const Ctx& x, const Combo& k, const SplitResult& sp) {
   p.sequence_parallel = k.sp;
   p.zero = k.zero;
   p.runtime = x.req.runtime;
+  p.expert_parallel = k.ep;
   int b = 0;
   for (int s = 0; s < x.S; ++s) {
     p.stages.push_back(StagePlan{b, sp.ends[s], k.dp, k.tp});
@@ -433,6 +434,7 @@ void run_search(Ctx& x, SearchState& st) {
     k.rc = Recompute::full;
     k.sp = k.tp > 1 && x.model.family != Family::wide_resnet;
     k.zero = k.dp > 1 ? 1 : 0;
+    k.ep = p.expert_parallel.value_or(true);
     k.sched = Schedule{Schedule::Kind::one_f_one_b, 1};
     k.mbs = 1;
     k.m = std::max(1, B / k.dp);
@@ -471,6 +473,7 @@ void run_search(Ctx& x, SearchState& st) {
           }
           Combo k;
           k.tp = t, k.dp = dp, k.mbs = mb, k.m = B / dp / mb, k.rc = rc, k.sp = spv;
+          k.ep = p.expert_parallel.value_or(true);
           k.sched = Schedule{};
           // ZeRO-1 has the same communication volume and less memory and optimizer time, so the
           // fast search only tries it (brute force: both), unless the stack overlaps the DP
@@ -626,6 +629,7 @@ static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cl
     p.recompute = fixed->recompute;
     p.sequence_parallel = fixed->sequence_parallel;
     p.zero = fixed->zero;
+    p.expert_parallel = fixed->expert_parallel;
     Ctx z{pinned, pinned.model, cell, *part, *gpu, x.c, x.d};
     z.L = x.L, z.S = x.S, z.gps = x.gps, z.cap = x.cap;
     // Evaluate exactly the given split.
@@ -633,6 +637,7 @@ static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cl
     Combo k;
     k.tp = fixed->stages[0].tp, k.dp = fixed->stages[0].dp, k.mbs = fixed->micro_batch_size, k.m = fixed->micro_batches;
     k.rc = fixed->recompute, k.sp = fixed->sequence_parallel, k.sched = fixed->schedule, k.zero = fixed->zero;
+    k.ep = fixed->expert_parallel;
     if (k.tp * k.dp != x.gps || static_cast<long long>(k.dp) * k.mbs * k.m != req.global_batch)
       return infeasible(cell, "the plan's dp x tp or micro-batching does not match the Cell and batch");
     srch.prepare(k);

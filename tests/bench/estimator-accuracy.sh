@@ -10,7 +10,8 @@
 # H100 runs of tests/data/estimator/h100-published.csv (runtime profile megatron-core): the
 # profile's runtime_overhead is fitted on the split marked fit; the rest is held out. Last, the
 # memory per GPU of pure data parallelism against the artifact's measured peak
-# (tests/data/estimator/dp-memory.csv), optimizer states replicated and sharded.
+# (tests/data/estimator/dp-memory.csv), optimizer states replicated and sharded, a MoE model's
+# experts on every rank (as the artifact ran it) and, for comparison, sharded.
 set -eu
 : "${TOP:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${B:=$TOP/build}"
@@ -26,3 +27,7 @@ echo "published H100 runs, megatron-core (estimate / published - 1):"
 echo
 echo "memory per GPU of pure data parallelism, alpa, against the artifact's measured peak (estimate / measured - 1):"
 "$bench" memory "$TOP/tests/data/estimator/arena-hw.toml" "$TOP/tests/data/estimator/dp-memory.csv"
+echo
+echo "the same, a MoE model's experts sharded over the ranks (expert parallelism, what the alpa search plans):"
+CRIUS_BENCH_EXPERT_PARALLEL=1 "$bench" memory "$TOP/tests/data/estimator/arena-hw.toml" "$TOP/tests/data/estimator/dp-memory.csv" |
+  grep '^zero [01] moe '

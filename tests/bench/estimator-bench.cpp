@@ -383,6 +383,9 @@ static int published(const std::string& cluster_path, const std::string& csv) {
 // over the ranks (ZeRO 1). Estimated on the cluster's partition of the largest node, its GPU's
 // capacity lifted so that a plan's memory is reported whether or not it fits; the rows that did
 // not fit (no value) are left out, since the artifact does not say which GPU they ran out of.
+// A MoE model's experts are on every rank, as in the artifact's forced data parallelism (its
+// trainers' is_dp_only: one stage, logical mesh (GPUs, 1)), unless CRIUS_BENCH_EXPERT_PARALLEL
+// is set: then sharded over the ranks, what the alpa search assumes.
 static int memory(const std::string& cluster_path, const std::string& csv) {
   auto c = est::load_cluster(cluster_path);
   if (!c) return std::fprintf(stderr, "%s\n", c.error().c_str()), 2;
@@ -432,6 +435,7 @@ static int memory(const std::string& cluster_path, const std::string& csv) {
       req.pins.tp = 1;
       req.pins.dp = gpus;
       req.pins.zero = gpus > 1 ? z : 0;
+      if (m->family == est::Family::moe) req.pins.expert_parallel = std::getenv("CRIUS_BENCH_EXPERT_PARALLEL") != nullptr;
       est::Estimate e = est::estimate_cell(req, est::Cell{part.name, part.gpu, 1, gpus, 1}, *c);
       if (!e.feasible)
         return std::fprintf(stderr, "%s:%d: no plan: %s\n", csv.c_str(), lineno, e.why.c_str()), 2;

@@ -30,6 +30,8 @@ expect 2 "--schedule: unknown schedule 'pipedream'" --cluster "$C" "${M[@]}" --s
 expect 2 "--recompute: unknown recompute 'some'" --cluster "$C" "${M[@]}" --recompute some
 expect 2 "--sequence-parallel: expected on or off, got 'yes'" --cluster "$C" "${M[@]}" --sequence-parallel yes
 expect 2 "--zero must be 0 or 1 (got 3)" --cluster "$C" "${M[@]}" --zero 3
+expect 2 "--expert-parallel: expected on or off, got 'no'" --cluster "$C" "${M[@]}" --expert-parallel no
+expect 2 "--expert-parallel off: model 'gpt3-1.3b' has no experts" --cluster "$C" "${M[@]}" --expert-parallel off
 expect 2 "--tp must be in [1, 64] (got 0)" --cluster "$C" "${M[@]}" --tp 0
 # Batch not divisible.
 expect 2 "--micro-batches 7 does not divide --global-batch 256" --cluster "$C" "${M[@]}" --micro-batches 7
