@@ -660,13 +660,16 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
                                                         : static_cast<int>(std::max<std::int64_t>(cap.gpus, 0));
       if (cap.nodes >= 0) job.max_nodes = static_cast<int>(std::max<std::int64_t>(cap.nodes, 0));
       std::vector<std::string> refused;
-      // A time limit crius set it sets again with every Cell (crius_time_limit): not a bar.
-      const bool limit_follows_cell = crius_sets_time_limit(rec) && sj.time_limit_s == rec.time_limit_min * 60;
+      // A time limit crius set it sets again with every Cell (crius_time_limit), within the
+      // partition: no bar to the job's own partition, where Slurm would bound it so too. Another
+      // whose longest limit is shorter could end the job before its iterations do: as for any job.
+      const bool crius_limit = crius_sets_time_limit(rec) && sj.time_limit_s == rec.time_limit_min * 60;
       for (const auto& part : cluster.partitions) {
         int most = 0;
         for (const SlurmPartition& sp : snap.partitions)
           if (sp.name == part.name) {
-            if (std::string why = partition_refusal(sp, sj, limit_follows_cell); !why.empty())
+            const std::int64_t longest = crius_limit && sp.name == sj.partition ? 0 : partition_time_limit_s(snap, sp);
+            if (std::string why = partition_refusal(sp, sj, longest); !why.empty())
               most = -1, refused.push_back(why);
             else most = sp.max_nodes;
           }

@@ -30,7 +30,7 @@ std::vector<const SlurmAssoc*> chain(std::uint32_t id, Find&& find) {
 
 }  // namespace
 
-std::string partition_refusal(const SlurmPartition& p, const SlurmJob& job, bool limit_follows_cell) {
+std::string partition_refusal(const SlurmPartition& p, const SlurmJob& job, std::int64_t longest_s) {
   const std::string where = "partition " + p.name;
   if (!p.up) return where + " is not up";
   if (!p.allow_accounts.empty() && !listed(p.allow_accounts, job.account))
@@ -43,7 +43,8 @@ std::string partition_refusal(const SlurmPartition& p, const SlurmJob& job, bool
       std::none_of(job.user_groups.begin(), job.user_groups.end(),
                    [&](const std::string& g) { return listed(p.allow_groups, g); }))
     return "user " + job.user + " is in none of the AllowGroups of " + where;
-  if (!limit_follows_cell && p.max_time_s > 0 && job.time_limit_s > p.max_time_s) return "its time limit is over the MaxTime of " + where;
+  if (longest_s > 0 && job.time_limit_s > longest_s)
+    return "its time limit is over the longest " + where + " allows (its MaxTime, or its QOS's MaxWall)";
   return "";
 }
 

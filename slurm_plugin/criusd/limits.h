@@ -17,9 +17,9 @@ namespace crius::slurm {
 
 // Why Slurm would not take `job` into partition `p` whatever its size: the partition is not up,
 // or its AllowAccounts, DenyAccounts, AllowQos, DenyQos or AllowGroups leave the job out, or the
-// job's time limit is over its MaxTime (unless crius sets that limit again with the Cell:
-// `limit_follows_cell`). "" if it would.
-std::string partition_refusal(const SlurmPartition& p, const SlurmJob& job, bool limit_follows_cell = false);
+// job's time limit is over `longest_s` (partition_time_limit_s below; 0: not checked). "" if it
+// would.
+std::string partition_refusal(const SlurmPartition& p, const SlurmJob& job, std::int64_t longest_s);
 
 // The longest time limit a job may have in `p` whatever its QOS or association (seconds, 0:
 // none): its MaxTime and, where Slurm enforces limits, the MaxWall of its partition QOS.
