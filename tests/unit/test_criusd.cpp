@@ -1467,9 +1467,17 @@ BOOST_AUTO_TEST_CASE(metrics_count_rounds_actions_and_reasons) {
   BOOST_TEST(samples >= 8);
 }
 
-// A job whose time limit crius set (the record's time_limit_factor) gets it again in each new
-// Cell criusd gives it: job::time_limit_minutes of the iterations still to run in the new
-// Cell's estimate, at most the partition's MaxTime. A job whose limit is its own keeps it.
+// A record of a job of 1000 iterations at 2 s each whose time limit crius set with factor 2:
+// 72 minutes.
+job::Record time_limited_record() {
+  job::Record rec = make_record("a100:1x8:1", "a100");
+  rec.request.iters = 1000;
+  rec.time_limit_factor = 2;
+  rec.time_limit_min = 72;
+  BOOST_TEST_REQUIRE(job::time_limit_minutes(1000, rec.iter_time_s, 2, 0) == 72);
+  return rec;
+}
+
 // Where Slurm enforces limits, a limit crius set is at most the MaxWall of the job's QOS, of its
 // association and each parent, and of its partition's QOS; a pending job whose crius-set limit
 // is over one (Slurm's reason says so) gets it set again within it, in the same Cell.
@@ -1478,11 +1486,7 @@ BOOST_FIXTURE_TEST_CASE(a_time_limit_crius_set_stays_within_the_maxwall, Fixture
   s.now = 5000;
   s.nodes = {node("a100-1", "a100", 0), node("a100-2", "a100", 8), node("v100-1", "v100", 8),
              node("v100-2", "v100", 8)};
-  job::Record rec = make_record("a100:1x8:1", "a100");
-  rec.request.iters = 1000;
-  rec.time_limit_factor = 2;
-  rec.time_limit_min = job::time_limit_minutes(1000, rec.iter_time_s, 2, 0);
-  BOOST_TEST_REQUIRE(rec.time_limit_min == 72);
+  job::Record rec = time_limited_record();
   s.jobs = {slurm_job(1, "PENDING", job::to_text(rec))};
   SlurmJob& j = s.jobs[0];
   j.time_limit_s = 72 * 60;
@@ -1529,15 +1533,15 @@ BOOST_FIXTURE_TEST_CASE(a_time_limit_crius_set_stays_within_the_maxwall, Fixture
   BOOST_TEST(round->jobs.at(0).not_considered == "not_for_resources");
 }
 
+// A job whose time limit crius set (the record's time_limit_factor) gets it again in each new
+// Cell criusd gives it: job::time_limit_minutes of the iterations still to run in the new
+// Cell's estimate, at most the partition's MaxTime. A job whose limit is its own keeps it.
 BOOST_FIXTURE_TEST_CASE(a_time_limit_crius_set_follows_the_cell, Fixture) {
   Snapshot s;
   s.now = 5000;
   s.nodes = {node("a100-1", "a100", 8), node("a100-2", "a100", 8), node("v100-1", "v100", 0),
              node("v100-2", "v100", 0)};
-  job::Record rec = make_record("a100:1x8:1", "a100");
-  rec.request.iters = 1000;
-  rec.time_limit_factor = 2;
-  rec.time_limit_min = 72;
+  job::Record rec = time_limited_record();
   s.jobs = {slurm_job(1, "RUNNING", "", {"a100-1"}), slurm_job(2, "RUNNING", "", {"a100-2"}),
             slurm_job(3, "PENDING", job::to_text(rec))};
   s.jobs[2].time_limit_s = 72 * 60;
