@@ -633,7 +633,8 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       // Cell within them, or leaves.
       if (sj.reason != "None" && sj.reason != "Resources" && sj.reason != "Priority" &&
           sj.reason != "ReqNodeNotAvail" && !over_a_limit(sj.reason) &&
-          !(over_a_time_limit(sj.reason) && rec.time_limit_factor > 0)) {
+          !(over_a_time_limit(sj.reason) && crius_sets_time_limit(rec) &&
+            sj.time_limit_s == rec.time_limit_min * 60)) {
         skip("not_for_resources", "pending for " + sj.reason + ", not for resources");
         continue;
       }

@@ -1522,8 +1522,14 @@ BOOST_FIXTURE_TEST_CASE(a_time_limit_crius_set_stays_within_the_maxwall, Fixture
   BOOST_TEST(limit_set() == 0);  // crius's 72 minutes are within every limit: nothing to send
 
   // A limit that is not crius's (the user's own, over the QOS's MaxWall) is the user's to
-  // change: the job is not for criusd's round.
+  // change: the job is not for criusd's round. So is one crius set and someone changed since.
   s.enforce_limits = true;
+  j.time_limit_s = 100 * 60;
+  auto changed = c.decide(s);
+  BOOST_TEST_REQUIRE(changed.ok(), why(changed));
+  BOOST_TEST(changed->actions.empty());
+  BOOST_TEST(changed->jobs.at(0).not_considered == "not_for_resources");
+  j.time_limit_s = 72 * 60;
   rec.time_limit_factor = 0;
   rec.time_limit_min = 0;
   j.admin_comment = job::to_text(rec);
