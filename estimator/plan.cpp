@@ -212,14 +212,14 @@ nlohmann::json to_json(const Plan& plan) {
     stages.push_back(std::move(st));
   }
   nlohmann::json j = {{"version", kPlanVersion},
-          {"stages", std::move(stages)},
-          {"micro_batch_size", plan.micro_batch_size},
-          {"micro_batches", plan.micro_batches},
-          {"schedule", to_string(plan.schedule)},
-          {"recompute", std::string(to_string(plan.recompute))},
-          {"sequence_parallel", plan.sequence_parallel},
-          {"zero", plan.zero},
-          {"runtime", std::string(to_string(plan.runtime))}};
+                      {"stages", std::move(stages)},
+                      {"micro_batch_size", plan.micro_batch_size},
+                      {"micro_batches", plan.micro_batches},
+                      {"schedule", to_string(plan.schedule)},
+                      {"recompute", std::string(to_string(plan.recompute))},
+                      {"sequence_parallel", plan.sequence_parallel},
+                      {"zero", plan.zero},
+                      {"runtime", std::string(to_string(plan.runtime))}};
   if (!plan.expert_parallel) j["expert_parallel"] = false;
   return j;
 }
