@@ -413,6 +413,8 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   };
 
   GroupLimits group_headroom(snap);  // read only: what each job could hold alone
+  std::map<std::string, std::int64_t> partition_longest;  // partition_time_limit_s, once a round
+  for (const SlurmPartition& sp : snap.partitions) partition_longest[sp.name] = partition_time_limit_s(snap, sp);
 
   // Crius jobs: the ones the policy may place or move, the others with the reason why not.
   std::vector<sch::Job> jobs;
@@ -669,7 +671,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
         int most = 0;
         for (const SlurmPartition& sp : snap.partitions)
           if (sp.name == part.name) {
-            const std::int64_t longest = crius_limit && sp.name == sj.partition ? 0 : partition_time_limit_s(snap, sp);
+            const std::int64_t longest = crius_limit && sp.name == sj.partition ? 0 : partition_longest[sp.name];
             if (std::string why = partition_refusal(sp, sj, longest); !why.empty())
               most = -1, refused.push_back(why);
             else most = sp.max_nodes;
@@ -991,7 +993,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   for (const auto& part : cluster.partitions)  // who each crius partition lets in, for job_submit
     for (const SlurmPartition& sp : snap.partitions)
       if (sp.name == part.name) {
-        round.free.access.push_back({sp.name, sp.up, sp.max_nodes, partition_time_limit_s(snap, sp), sp.allow_accounts,
+        round.free.access.push_back({sp.name, sp.up, sp.max_nodes, partition_longest[sp.name], sp.allow_accounts,
                                      sp.deny_accounts, sp.allow_qos, sp.deny_qos, !sp.allow_groups.empty(),
                                      sp.allow_gids, sp.allow_uids});
         by_account = by_account || !sp.allow_accounts.empty() || !sp.deny_accounts.empty();

@@ -29,5 +29,5 @@ echo "memory per GPU of pure data parallelism, alpa, against the artifact's meas
 "$bench" memory "$TOP/tests/data/estimator/arena-hw.toml" "$TOP/tests/data/estimator/dp-memory.csv"
 echo
 echo "the same, a MoE model's experts sharded over the ranks (expert parallelism, what the alpa search plans):"
-CRIUS_BENCH_EXPERT_PARALLEL=1 "$bench" memory "$TOP/tests/data/estimator/arena-hw.toml" "$TOP/tests/data/estimator/dp-memory.csv" |
+"$bench" memory "$TOP/tests/data/estimator/arena-hw.toml" "$TOP/tests/data/estimator/dp-memory.csv" experts-sharded |
   grep '^zero [01] moe '

@@ -2,7 +2,8 @@
 //   estimator-bench speed CLUSTER MODEL BATCH        one-Cell search and all-Cells ranking times
 //   estimator-bench accuracy CLUSTER MEASURED.csv    leave-one-out error against measured iteration times
 //   estimator-bench published CLUSTER RUNS.csv       error against published Megatron-LM runs, plan pinned
-//   estimator-bench memory CLUSTER DP_MEMORY.csv     pure data parallelism's memory per GPU against measured
+//   estimator-bench memory CLUSTER DP_MEMORY.csv [experts-sharded]
+//                                                    pure data parallelism's memory per GPU against measured
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -384,9 +385,9 @@ static int published(const std::string& cluster_path, const std::string& csv) {
 // capacity lifted so that a plan's memory is reported whether or not it fits; the rows that did
 // not fit (no value) are left out, since the artifact does not say which GPU they ran out of.
 // A MoE model's experts are on every rank, as in the artifact's forced data parallelism (its
-// trainers' is_dp_only: one stage, logical mesh (GPUs, 1)), unless CRIUS_BENCH_EXPERT_PARALLEL
-// is set: then sharded over the ranks, what the alpa search assumes.
-static int memory(const std::string& cluster_path, const std::string& csv) {
+// trainers' is_dp_only: one stage, logical mesh (GPUs, 1)), or, with `experts_sharded`, sharded
+// over the ranks, what the alpa search assumes.
+static int memory(const std::string& cluster_path, const std::string& csv, bool experts_sharded) {
   auto c = est::load_cluster(cluster_path);
   if (!c) return std::fprintf(stderr, "%s\n", c.error().c_str()), 2;
   if (c->partitions.empty()) return std::fprintf(stderr, "%s: no partition\n", cluster_path.c_str()), 2;
@@ -435,7 +436,7 @@ static int memory(const std::string& cluster_path, const std::string& csv) {
       req.pins.tp = 1;
       req.pins.dp = gpus;
       req.pins.zero = gpus > 1 ? z : 0;
-      if (m->family == est::Family::moe) req.pins.expert_parallel = std::getenv("CRIUS_BENCH_EXPERT_PARALLEL") != nullptr;
+      if (m->family == est::Family::moe) req.pins.expert_parallel = experts_sharded;
       est::Estimate e = est::estimate_cell(req, est::Cell{part.name, part.gpu, 1, gpus, 1}, *c);
       if (!e.feasible)
         return std::fprintf(stderr, "%s:%d: no plan: %s\n", csv.c_str(), lineno, e.why.c_str()), 2;
@@ -463,9 +464,10 @@ int main(int argc, char** argv) {
   if (mode == "speed" && argc == 5) return speed(argv[2], argv[3], std::atoi(argv[4]));
   if (mode == "accuracy" && argc == 4) return accuracy(argv[2], argv[3]);
   if (mode == "published" && argc == 4) return published(argv[2], argv[3]);
-  if (mode == "memory" && argc == 4) return memory(argv[2], argv[3]);
+  if (mode == "memory" && argc == 4) return memory(argv[2], argv[3], false);
+  if (mode == "memory" && argc == 5 && std::string(argv[4]) == "experts-sharded") return memory(argv[2], argv[3], true);
   std::fprintf(stderr,
                "usage: estimator-bench speed CLUSTER MODEL BATCH | accuracy CLUSTER MEASURED.csv | published CLUSTER "
-               "RUNS.csv | memory CLUSTER DP_MEMORY.csv\n");
+               "RUNS.csv | memory CLUSTER DP_MEMORY.csv [experts-sharded]\n");
   return 2;
 }
