@@ -71,7 +71,9 @@ struct ClusterTotals {
 
 struct Context {
   const ClusterState& cluster;
-  std::vector<const Job*> jobs;  // pending and running, by (submit_time, id)
+  // Pending and running, in queue order (priority, then submission, then id); the pending plain
+  // jobs too where the policy queues them (Policy::queues_plain_jobs).
+  std::vector<const Job*> jobs;
   double now;
   ThroughputSource& tput;
   const PolicyOptions& options;
@@ -105,6 +107,9 @@ struct Target {
   Allocation alloc;              // empty: pending (or preempted)
   bool opportunistic = false;
   std::string reason;
+  // Preempted for the blocked queue head ctx.jobs[given_way_to]: one of a group that stands or
+  // falls together (Scheduler::decide keeps all of it or none).
+  int given_way_to = -1;
 };
 
 class Policy {
@@ -115,6 +120,11 @@ class Policy {
   // A Cell policy (crius) moves a job between Cells whose plans it already has: the paper's
   // restart model charges it less than a baseline that re-tunes after every change.
   virtual bool cell_policy() const { return false; }
+  // Whether the pending plain jobs (JobKind::plain) are in Context::jobs, in their place in the
+  // queue: the resource manager starts each on its request (Job::held in Job::held_partition),
+  // and the policy gives it no Cell; a target it returns for one is the GPUs it holds for it
+  // (Scheduler::reserved), never a decision.
+  virtual bool queues_plain_jobs() const { return false; }
   // The Cell ctx.jobs[i], submitted now, waits in until the resource manager starts it, with
   // the others as they run: job_submit's step at submission, which crius-sim's live restart
   // model takes at each arrival. `waiting`: how many other jobs wait for GPUs, as job_submit

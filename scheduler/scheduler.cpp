@@ -122,6 +122,17 @@ static void bound_moves(const ClusterState& cluster, const std::vector<const Job
     reverted = true;
   }
   if (!reverted) return;
+  // The jobs that gave way to a head stand or fall together: with one of them kept where it
+  // runs, the others are too.
+  std::vector<bool> short_of(jobs.size(), false);  // heads whose GPUs did not all come free
+  for (size_t i = 0; i < jobs.size(); ++i)
+    if (targets[i].given_way_to >= 0 && jobs[i]->state == JobState::running && targets[i].alloc == jobs[i]->alloc)
+      short_of[targets[i].given_way_to] = true;
+  for (size_t i = 0; i < jobs.size(); ++i)
+    if (targets[i].given_way_to >= 0 && short_of[targets[i].given_way_to] && !(targets[i].alloc == jobs[i]->alloc)) {
+      revert(i, "kept: the queue head it would give way to cannot have all the GPUs it needs this round");
+      std::erase(changes, i);
+    }
   std::vector<int> used;
   auto fits_all = [&] {
     used.assign(cluster.nodes.size(), 0);
@@ -173,11 +184,14 @@ static const ClusterState& policy_cluster(const ClusterState& cluster, const std
 // order: the resource manager's priority (crius-sim: all equal), then the earliest deadline in
 // deadline mode, then submission.
 static Context round_context(const ClusterState& cluster, const std::vector<Job>& jobs, double now,
-                             ThroughputSource& tput, const PolicyOptions& options) {
+                             ThroughputSource& tput, const PolicyOptions& options, bool plain) {
   Context ctx{cluster, {}, now, tput, options, tie_ranks(cluster.nodes.size(), options.seed)};
-  for (const Job& j : jobs)
-    if (j.decided_by_policy() && ((j.state == JobState::pending && j.submit_time <= now) || j.state == JobState::running))
+  for (const Job& j : jobs) {
+    const bool pending = j.state == JobState::pending && j.submit_time <= now;
+    if (j.decided_by_policy() ? pending || j.state == JobState::running
+                              : plain && pending && j.kind == JobKind::plain && j.held_partition >= 0)
       ctx.jobs.push_back(&j);
+  }
   const bool edf = options.deadline_mode;
   std::stable_sort(ctx.jobs.begin(), ctx.jobs.end(), [edf](const Job* a, const Job* b) {
     if (a->priority != b->priority) return a->priority > b->priority;
@@ -196,7 +210,7 @@ std::optional<PlacedShape> Scheduler::arrive(const ClusterState& cluster, const 
     const Context ctx{seen, {&job}, now, m_tput, m_options, {}};
     return requested_shape(ctx, job);
   }
-  Context ctx = round_context(seen, jobs, now, m_tput, m_options);
+  Context ctx = round_context(seen, jobs, now, m_tput, m_options, m_policy.queues_plain_jobs());
   auto at = std::find(ctx.jobs.begin(), ctx.jobs.end(), &job);
   if (at == ctx.jobs.end()) return std::nullopt;
   return m_policy.arrive(ctx, static_cast<std::size_t>(at - ctx.jobs.begin()), waiting);
@@ -206,15 +220,18 @@ Result<std::vector<Decision>> Scheduler::decide(const ClusterState& whole,
                                                 const std::vector<Job>& jobs, double now) {
   std::optional<ClusterState> view;
   const ClusterState& cluster = policy_cluster(whole, jobs, view);
-  Context ctx = round_context(cluster, jobs, now, m_tput, m_options);
+  Context ctx = round_context(cluster, jobs, now, m_tput, m_options, m_policy.queues_plain_jobs());
   std::vector<Target> targets = m_policy.schedule(ctx);
+  m_reserved.clear();
   if (targets.size() != ctx.jobs.size())
     return make_error("policy " + m_policy.name() + " returned a wrong number of targets");
   // Whatever the policy, no job gets an allocation the resource manager does not allow it
-  // (Context::allowed); a running job may stay where it runs.
+  // (Context::allowed); a running job may stay where it runs, a plain job on its request.
   for (size_t i = 0; i < targets.size(); ++i) {
     const Allocation& a = targets[i].alloc;
-    if (a.empty() || a == ctx.jobs[i]->alloc || ctx.allowed(*ctx.jobs[i], a.partition, a.shape)) continue;
+    if (a.empty() || a == ctx.jobs[i]->alloc || !ctx.jobs[i]->decided_by_policy() ||
+        ctx.allowed(*ctx.jobs[i], a.partition, a.shape))
+      continue;
     targets[i].alloc = ctx.jobs[i]->alloc;
     targets[i].opportunistic = false;
     targets[i].reason = "kept: the resource manager does not allow the policy's Cell";
@@ -224,16 +241,22 @@ Result<std::vector<Decision>> Scheduler::decide(const ClusterState& whole,
   // Validate the whole target state before emitting anything.
   // A job left where it runs is not re-checked for memory: a live cluster may
   // hold jobs the estimator would not have placed, and that is not this round's doing.
+  // A plain job's GPUs are held on its request, which the resource manager judges, not the estimator.
   std::vector<Held> held;
   for (size_t i = 0; i < ctx.jobs.size(); ++i)
     if (!targets[i].alloc.empty())
-      held.push_back(Held{ctx.jobs[i], &targets[i].alloc, !(targets[i].alloc == ctx.jobs[i]->alloc)});
+      held.push_back(Held{ctx.jobs[i], &targets[i].alloc,
+                          ctx.jobs[i]->kind != JobKind::plain && !(targets[i].alloc == ctx.jobs[i]->alloc)});
   if (auto r = check_held(cluster, held, m_tput); !r) return make_error("policy " + m_policy.name() + ": " + r.error());
 
   std::vector<Decision> preempts, changes, starts;
   for (size_t i = 0; i < ctx.jobs.size(); ++i) {
     const Job& j = *ctx.jobs[i];
     Target& t = targets[i];
+    if (!j.decided_by_policy()) {  // a pending plain job: the resource manager starts it
+      if (!t.alloc.empty()) m_reserved.emplace_back(j.id, std::move(t.alloc));
+      continue;
+    }
     const bool was = j.state == JobState::running;
     if (t.alloc.empty() ? !was : was && j.alloc == t.alloc) continue;  // no change
     Decision d;

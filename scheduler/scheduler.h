@@ -17,7 +17,8 @@ class Scheduler {
       : m_policy(policy), m_tput(tput), m_options(options) {}
   // Decisions for the running jobs and the pending jobs submitted by `now`
   // among `jobs` (others are ignored) that the policy decides (Job::decided_by_policy); the
-  // others' GPUs are taken.
+  // others' GPUs are taken. Pending plain jobs are in the policy's queue where it queues them
+  // (Policy::queues_plain_jobs): never decided, their GPUs held (reserved()).
   // Order: preemptions, then moves and resizes, then starts, so a driver that
   // applies them one by one frees GPUs before it hands them out.
   // A target that breaks an invariant is a policy bug: returned as an error.
@@ -30,11 +31,15 @@ class Scheduler {
                                     double now, int waiting);
   const PolicyOptions& options() const { return m_options; }
   Policy& policy() { return m_policy; }
+  // The GPUs the last decide() left to pending plain jobs the resource manager starts on them
+  // (ahead of the jobs behind them in the queue), by job id: no one else got them.
+  const std::vector<std::pair<int, Allocation>>& reserved() const { return m_reserved; }
 
  private:
   Policy& m_policy;
   ThroughputSource& m_tput;
   PolicyOptions m_options;
+  std::vector<std::pair<int, Allocation>> m_reserved;
 };
 
 // Invariants of a set of jobs on a cluster: no GPU given twice, node capacity,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -154,7 +155,12 @@ class Round {
   void rescue_deadline(size_t i);
   bool fit(size_t i, bool& searched);
   bool search(size_t i, const Cands& cands, double floor);
-  bool preempt_for_head(size_t i, const Cands& cands);
+  // The blocked queue head i takes GPUs back from opportunistic jobs, latest first, until
+  // `place` (on m_free) gives it an allocation.
+  bool preempt_for_head(size_t i, const std::function<std::optional<Allocation>()>& place);
+  // A pending plain job: the resource manager starts it on its request; the policy holds those
+  // GPUs for it where they are free (or, its queue head, freed from opportunistic jobs).
+  bool hold_for_plain(size_t i, bool head);
   void upgrade();
   // Every change of a target goes through here, which keeps m_unplaced.
   void set(size_t i, const Allocation& a, std::string reason) {
@@ -402,11 +408,19 @@ bool Round::search(size_t i, const Cands& cands, double floor) {
   return true;
 }
 
-// The blocked queue head takes GPUs back from opportunistic jobs, latest first.
-bool Round::preempt_for_head(size_t i, const Cands& cands) {
+bool Round::preempt_for_head(size_t i, const std::function<std::optional<Allocation>()>& place) {
+  // Only jobs that may change now, and no more than the round's budget of moves leaves: a head
+  // that gets some of the GPUs it needs, not all, waits all the same, and the jobs preempted for
+  // it would start again where they were.
   std::vector<size_t> opp;
-  for (size_t k = 0; k < m_targets.size(); ++k)
-    if (!m_targets[k].alloc.empty() && m_targets[k].opportunistic) opp.push_back(k);
+  int changes = 0;
+  for (size_t k = 0; k < m_targets.size(); ++k) {
+    const bool running = job(k).state == JobState::running;
+    changes += running && !(m_targets[k].alloc == job(k).alloc);
+    if (!m_targets[k].alloc.empty() && m_targets[k].opportunistic &&
+        (!running || may_change(job(k), m_opt, m_ctx.now)))
+      opp.push_back(k);
+  }
   std::stable_sort(opp.begin(), opp.end(), [&](size_t a, size_t b) {
     return job(a).first_start > job(b).first_start;
   });
@@ -414,9 +428,7 @@ bool Round::preempt_for_head(size_t i, const Cands& cands) {
   for (size_t k : opp) {
     m_free.give(m_targets[k].alloc);
     released.push_back(k);
-    if (auto a = pick_fit(cands)) {
-      // Enough once it reaches most of the speed it asked for.
-      if (score(i, *a) < CriusPolicy::kWellFit * std::min(ideal(cands).score, 1.0)) continue;
+    if (auto a = place()) {
       // Give back what was not needed.
       m_free.take(*a);
       std::vector<size_t> victims;
@@ -424,9 +436,17 @@ bool Round::preempt_for_head(size_t i, const Cands& cands) {
         if (m_free.fits(m_targets[r].alloc)) m_free.take(m_targets[r].alloc);
         else victims.push_back(r);
       }
+      const long moves = std::count_if(victims.begin(), victims.end(),
+                                       [&](size_t r) { return job(r).state == JobState::running; });
+      if (m_opt.max_moves_per_round >= 0 && changes + moves > m_opt.max_moves_per_round) {
+        m_free.give(*a);
+        for (size_t r : victims) m_free.take(m_targets[r].alloc);
+        return false;
+      }
       for (size_t r : victims) {
         set(r, Allocation{}, "preempted by the blocked queue head " + job(i).name);
         m_targets[r].opportunistic = false;
+        m_targets[r].given_way_to = static_cast<int>(i);
       }
       set(i, *a, "queue head: preempted opportunistic jobs");
       return true;
@@ -434,6 +454,17 @@ bool Round::preempt_for_head(size_t i, const Cands& cands) {
   }
   for (size_t r : released) m_free.take(m_targets[r].alloc);
   return false;
+}
+
+bool Round::hold_for_plain(size_t i, bool head) {
+  const Job& j = job(i);
+  auto place = [&] { return m_free.place(j.held_partition, j.held); };
+  if (auto a = place()) {
+    m_free.take(*a);
+    set(i, *a, "the resource manager starts it on its request");
+    return true;
+  }
+  return head && preempt_for_head(i, place);
 }
 
 bool Round::fit(size_t i, bool& searched) {
@@ -632,13 +663,23 @@ std::vector<Target> Round::run() {
       rescue_deadline(i);
       continue;
     }
+    if (job(i).kind == JobKind::plain) {  // a plain job ahead blocks as any job does
+      if (!hold_for_plain(i, !blocked)) blocked = true;
+      continue;
+    }
     bool searched = searches >= CriusPolicy::kSearchFits;
     bool was_searched = searched;
     bool placed = fit(i, searched);
     if (searched && !was_searched) ++searches;
     if (!placed && !blocked) {
       const Cands& cands = job_class(i).scaled;
-      if (!cands.empty()) placed = preempt_for_head(i, cands);
+      // Enough once it reaches most of the speed it asked for.
+      auto place = [&]() -> std::optional<Allocation> {
+        auto a = pick_fit(cands);
+        if (a && score(i, *a) < CriusPolicy::kWellFit * std::min(ideal(cands).score, 1.0)) return std::nullopt;
+        return a;
+      };
+      if (!cands.empty()) placed = preempt_for_head(i, place);
     }
     if (placed && blocked) m_targets[i].opportunistic = true;
     if (!placed) blocked = true;
@@ -648,8 +689,11 @@ std::vector<Target> Round::run() {
 }
 
 // The fit step of a round for one new job, without the search (job_submit moves no one): the
-// Cell the objective takes among those that place now, else its ideal Cell, which waits.
+// Cell the objective takes among those that place now, else its ideal Cell, which waits. The
+// GPUs a plain job ahead of it starts on now are not among them.
 std::optional<PlacedShape> Round::arrive(size_t i, int waiting) {
+  for (size_t k = 0; k < i; ++k)  // the plain jobs ahead that start now (criusd's report holds them)
+    if (job(k).kind == JobKind::plain && job(k).state == JobState::pending) hold_for_plain(k, false);
   m_job = i;
   m_waiting = waiting;
   const Cands& cands = fit_candidates(i);

@@ -8,7 +8,9 @@
 //     over shrinking one running job, moving one to another GPU type, or
 //     migrating one to defragment; the plan of the largest total gain wins;
 //  3. a job behind a blocked queue head starts "opportunistically" and the
-//     blocked head may preempt opportunistic jobs;
+//     blocked head may preempt opportunistic jobs; a pending plain job (the resource
+//     manager's, on its request) is in the queue too: the GPUs it starts on are held for
+//     it, and where it is the blocked head it takes them back from opportunistic jobs;
 //  4. with nobody waiting, an upgrade pass doubles GPUs or changes type while
 //     the time saved pays for the restart (at most kUpgradeEvaluations options a round).
 // Deadline-aware (PolicyOptions::deadline_cells, and deadline mode): a job with a
@@ -40,6 +42,7 @@ class CriusPolicy final : public Policy {
   ~CriusPolicy() override;
   std::string name() const override { return "crius"; }
   bool cell_policy() const override { return true; }
+  bool queues_plain_jobs() const override { return true; }
   std::vector<Target> schedule(const Context& ctx) override;
   std::optional<PlacedShape> arrive(const Context& ctx, std::size_t i, int waiting) override;
   struct Memo;  // the Cells of each class of jobs, kept across rounds (crius.cpp)

@@ -419,6 +419,38 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   // Crius jobs: the ones the policy may place or move, the others with the reason why not.
   std::vector<sch::Job> jobs;
   std::vector<std::pair<const SlurmJob*, job::Record>> crius_jobs;  // same order as `jobs`
+  // Plain Slurm jobs that Slurm could start now but for GPUs of a crius partition: in the
+  // policy's queue in their place (sch::Policy::queues_plain_jobs), each on its request in the
+  // first crius partition it lists that holds it. Slurm starts them; the policy gives the jobs
+  // behind them none of those GPUs, and takes them back from opportunistic jobs for one that
+  // is the blocked head, as for a crius job.
+  std::vector<sch::Job> plain;
+  std::vector<const SlurmJob*> plain_slurm;  // same order as `plain`
+  auto plain_pending = [&](const SlurmJob& sj) -> std::optional<sch::Job> {
+    if (sj.state != "PENDING" || sj.priority == 0 || sj.het_job_id != 0 || !sj.reservation.empty() ||
+        !sj.req_nodes.empty() || (!sj.array_tasks.empty() && !sj.array_task_id) || sj.begin_time > snap.now ||
+        (sj.reason != "None" && sj.reason != "Resources" && sj.reason != "Priority"))
+      return std::nullopt;
+    const int gpn = gpus_per_node_of(sj.tres_per_node), nodes = std::max(1, sj.num_nodes);
+    if (gpn <= 0) return std::nullopt;
+    for (const std::string& name : util::split(sj.partition, ',', true)) {
+      auto it = partition_index.find(name);
+      if (it == partition_index.end()) continue;
+      const sch::Partition& part = cluster.partitions[it->second];
+      if (gpn > part.gpus_per_node || nodes > part.nodes) continue;
+      sch::Job j;
+      j.name = slurm_id(sj);
+      j.kind = sch::JobKind::plain;
+      j.req_gpu = part.gpu;
+      j.req_gpus = nodes * gpn;
+      j.held = sch::shape(part.gpu, nodes, gpn);
+      j.held_partition = it->second;
+      j.priority = static_cast<double>(sj.priority);
+      j.submit_time = static_cast<double>(sj.eligible_time > 0 ? sj.eligible_time : snap.now);
+      return j;
+    }
+    return std::nullopt;
+  };
   // In job id order (a task by its array's id), Slurm's last tie-break in its queue order: the
   // scheduler core breaks ties of priority and submission time by this order too.
   std::vector<const SlurmJob*> by_id;
@@ -439,7 +471,10 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       continue;
     }
     auto parsed = job::parse_record(sj.admin_comment);
-    if (!parsed) continue;  // not a crius job: never touched
+    if (!parsed) {  // not a crius job: never touched; one waiting for GPUs is in the queue
+      if (auto pj = plain_pending(sj)) plain.push_back(std::move(*pj)), plain_slurm.push_back(&sj);
+      continue;
+    }
     JobStatus status;
     status.job = sj.id;
     status.state = sj.state;
@@ -756,20 +791,22 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   // Slurm's state every round, so criusd keeps nothing between rounds and Slurm's own backfill
   // starts count too. (Equal priorities are common: 24.11's default priority/multifactor with
   // no weights gives every job 1.)
-  auto ahead = [&](std::size_t a, std::size_t b) {
-    const sch::Job &x = jobs[a], &y = jobs[b];
+  auto ahead = [&](const sch::Job& x, const SlurmJob& xs, const sch::Job& y, const SlurmJob& ys) {
     if (x.priority != y.priority) return x.priority > y.priority;
     if (x.submit_time != y.submit_time) return x.submit_time < y.submit_time;
-    return order_id(*crius_jobs[a].first) < order_id(*crius_jobs[b].first);
+    return order_id(xs) < order_id(ys);
   };
   for (std::size_t r = 0; r < jobs.size(); ++r) {
     if (jobs[r].state != sch::JobState::running) continue;
-    for (std::size_t p = 0; p < jobs.size(); ++p)
-      if (jobs[p].state == sch::JobState::pending && ahead(p, r) &&
-          jobs[p].submit_time <= jobs[r].first_start) {  // whole seconds: the same second counts
-        jobs[r].opportunistic = true;
-        break;
-      }
+    const sch::Job& run = jobs[r];
+    const SlurmJob& rs = *crius_jobs[r].first;
+    auto waited = [&](const sch::Job& p, const SlurmJob& ps) {  // whole seconds: the same second counts
+      return p.state == sch::JobState::pending && ahead(p, ps, run, rs) && p.submit_time <= run.first_start;
+    };
+    for (std::size_t p = 0; p < jobs.size() && !jobs[r].opportunistic; ++p)
+      jobs[r].opportunistic = waited(jobs[p], *crius_jobs[p].first);
+    for (std::size_t p = 0; p < plain.size() && !jobs[r].opportunistic; ++p)
+      jobs[r].opportunistic = waited(plain[p], *plain_slurm[p]);
   }
 
   // GPUs held by anything the policy may not move (jobs without a record, pinned jobs,
@@ -836,7 +873,13 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     m_impl->policy = std::move(*policy);
   }
   sch::Scheduler scheduler(*m_impl->policy, tput, popts);
-  auto decided = scheduler.decide(cluster, jobs, now);
+  // The queue: the crius jobs, then the plain ones (ids after theirs: no decision names one).
+  std::vector<sch::Job> queue = jobs;
+  for (sch::Job& pj : plain) {
+    pj.id = static_cast<int>(queue.size());
+    queue.push_back(pj);
+  }
+  auto decided = scheduler.decide(cluster, queue, now);
   // A policy that fails decides nothing this round; the moves in flight go on, and the report
   // says what is free as the jobs run.
   if (!decided) round.notes.push_back("policy " + m_options.policy + " failed: " + decided.error() +
@@ -963,10 +1006,14 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
 
   // The GPUs left free once the round's decisions are carried out, per node: a new job
   // given a Cell among them can start now (job_submit reads this report).
+  // The GPUs the policy holds for plain jobs Slurm starts on them are not free.
   std::vector<int> free(cluster.nodes.size());
   for (std::size_t n = 0; n < cluster.nodes.size(); ++n) free[n] = cluster.nodes[n].capacity;
   for (const sch::Allocation& a : ends)
     for (int n : a.node_ids) free[n] -= a.shape.gpus_per_node;
+  if (decided)
+    for (const auto& [id, a] : scheduler.reserved())
+      for (int n : a.node_ids) free[n] -= a.shape.gpus_per_node;
   round.free.time = snap.now;
   round.free.interval_s = m_options.interval_s;
   // The jobs the round leaves waiting for GPUs of the crius partitions: the policy's pending

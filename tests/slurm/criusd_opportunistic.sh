@@ -4,6 +4,7 @@
 #   job B, submitted after A, movable, is fitted by criusd into the 4 free GPUs and runs: it is
 #   opportunistic (it started while A, ahead of it, waited). The plain job ends: 8 GPUs would
 #   be free without B, so criusd preempts B (checkpoint, requeue) and A runs; B resumes later.
+# Then the same with a plain Slurm job as the blocked head (criusd queues plain jobs too).
 set -u
 . "$TOP/tests/slurm/plugin_lib.bash"
 plugin_preflight
@@ -64,6 +65,36 @@ for _ in $(seq 50); do grep -q "resumed from" b.out && break; [ "$(state "$b")" 
 echo "A: $(state "$a"); B: $(state "$b"), Restarts=$(job_field "$b" Restarts)"
 [ "$(job_field "$b" Restarts)" = 1 ] || fail "B was requeued $(job_field "$b" Restarts) times"
 grep -q "stopped after the checkpoint signal" b.out || { cat b.out; fail "B did not checkpoint"; }
+
+# The same for a plain Slurm job as the blocked head: P asks the whole node (8 GPUs) while a
+# plain job holds 4; C, a movable crius job submitted after P, starts in the 4 free GPUs. When
+# the holder ends, criusd preempts C for P (Slurm's order: P is ahead), and Slurm starts P.
+scancel "$a" "$b"
+wait_for "$a" CANCELLED 30
+for _ in $(seq 150); do [ -z "$(squeue -h -j "$b" -o %T 2>/dev/null | grep -v CANCELLED)" ] && break; sleep 0.2; done
+block=$(sbatch --parsable --gres=gpu:a100:4 -o /dev/null --wrap "touch $TEST_TMP/block2.started; exec sleep 600") ||
+  fail "plain sbatch"
+wait_for "$block" RUNNING 30
+for _ in $(seq 100); do [ -e block2.started ] && break; sleep 0.2; done
+p=$(sbatch --parsable --gres=gpu:a100:8 -o /dev/null --wrap 'exec sleep 600') || fail "plain sbatch P"
+for _ in $(seq 50); do [ "$(job_field "$p" Reason)" = Resources ] && break; sleep 0.2; done
+c=$(sbatch --parsable -o c.out --crius-movable --crius-model=bert__350M --crius-global-batch=64 --crius-iters=100000 \
+  --wrap "exec crius-launch --launcher srun -- crius-train --emulate -q --time-scale 50 --checkpoint-dir $TEST_TMP/ckpt-c --resume") ||
+  fail "sbatch C"
+criusd 2>criusd2.log & pid=$!
+wait_for "$c" RUNNING 30
+[ "$(state "$p")" = PENDING ] || fail "P does not wait"
+sleep 3
+scancel "$block"
+wait_for "$block" CANCELLED 30
+wait_for "$p" RUNNING 60
+for _ in $(seq 150); do [ "$(job_field "$c" Restarts)" = 1 ] && break; sleep 0.2; done
+kill "$pid"; wait "$pid"
+trap - EXIT
+grep -v "not considered" criusd2.log
+grep -q "checkpoint job $c .*preempted by the blocked queue head $p" criusd2.log || fail "C was not preempted for the plain job P"
+echo "P: $(state "$p"); C: $(state "$c"), Restarts=$(job_field "$c" Restarts)"
+[ "$(job_field "$c" Restarts)" = 1 ] || fail "C was requeued $(job_field "$c" Restarts) times"
 echo "criusd opportunistic checks passed"
 INNER
 chmod +x "$TEST_TMP/inner.sh"

@@ -1081,6 +1081,72 @@ BOOST_FIXTURE_TEST_CASE(ties_of_priority_and_second_go_by_job_id, Fixture) {
   BOOST_TEST(decide(2, 1).empty());
 }
 
+// A plain Slurm job waiting for GPUs of a crius partition is in the policy's queue in its
+// place: a movable crius job that started while it waited gives the GPUs back (as to a crius
+// job), the report holds them for it, and a crius job behind one that Slurm can start now gets
+// none of its GPUs.
+BOOST_FIXTURE_TEST_CASE(a_plain_job_waiting_is_in_the_queue, Fixture) {
+  job::Record movable = make_record("a100:2x8:1", "a100");
+  movable.request.iters = 100000;
+  movable.request.movable = true;
+  SlurmJob r = slurm_job(1, "RUNNING", job::to_text(movable), {"a100-1", "a100-2"});
+  r.submit_time = r.eligible_time = 2000;
+  r.start_time = 3000;
+  r.priority = 100;
+  SlurmJob plain = slurm_job(2, "PENDING", "");  // no crius record: Slurm's own job
+  plain.num_nodes = 2;
+  plain.reason = "Resources";
+  plain.submit_time = 1000;
+  plain.priority = 100;
+  Snapshot s;
+  s.now = 5000;
+  s.nodes = {node("a100-1", "a100", 8), node("a100-2", "a100", 8), node("v100-1", "v100", 8),
+             node("v100-2", "v100", 8)};
+  ControllerOptions o;
+  o.min_runtime_s = 0;
+  Controller c(*cluster, o);
+  auto decide = [&](std::int64_t eligible) {
+    plain.eligible_time = eligible;
+    s.jobs = {r, plain};
+    auto round = c.decide(s);
+    BOOST_TEST_REQUIRE(round.ok(), why(round));
+    return *round;
+  };
+  auto taken = decide(1000);
+  BOOST_TEST_REQUIRE(taken.actions.size() == 1u);
+  BOOST_TEST(taken.actions[0].job == 1u);
+  BOOST_TEST((taken.actions[0].kind == Action::Kind::checkpoint));
+  BOOST_TEST(taken.actions[0].reason.find("preempted by the blocked queue head 2") == 0);
+  BOOST_TEST(taken.free.free_gpus("a100") == 0);  // freed for job 2, which Slurm starts there
+  // Eligible after job 1 started: job 1 did not start ahead of it, and keeps its GPUs.
+  BOOST_TEST(decide(4000).actions.empty());
+  // A plain job held, pinned (-w) or asking no GPUs per node is not in the queue.
+  plain.reason = "JobHeldUser";
+  BOOST_TEST(decide(1000).actions.empty());
+  plain.reason = "Resources";
+  plain.tres_per_node = "";
+  BOOST_TEST(decide(1000).actions.empty());
+  plain.tres_per_node = "gres:gpu:8";
+
+  // The a100 nodes free, job 2 not started yet: its GPUs are held; crius job 3 behind it (a
+  // lower priority) gets none of them and waits, and the report has no a100 GPU free.
+  SlurmJob p = slurm_job(3, "PENDING", record("a100:1x8:1", "a100"));
+  p.priority = 50;
+  s.nodes[0].gpus_used = s.nodes[1].gpus_used = 0;
+  s.jobs = {plain, p};
+  auto round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST(round->actions.empty());
+  BOOST_TEST(round->free.free_gpus("a100") == 0);
+  BOOST_TEST(round->free.waiting == 2);
+  // Without job 2, job 3 gets the a100 nodes.
+  s.jobs = {p};
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST(round->free.free_gpus("a100") < 16);
+  BOOST_TEST(round->free.waiting == 0);
+}
+
 // Each task of a job array is its own job to criusd, addressed as "ARRAY_TASK"; pending tasks
 // Slurm has not split, hetjob components and a job Slurm requeued that did not opt in to moves
 // are left as they are.

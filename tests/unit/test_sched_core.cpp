@@ -304,6 +304,88 @@ BOOST_AUTO_TEST_CASE(crius_blocked_head_preempts_opportunistic_job) {
   BOOST_TEST(describe(*d) == "start j3 x 1x1 on 1 opportunistic; ");
 }
 
+BOOST_AUTO_TEST_CASE(a_head_gets_all_the_gpus_it_needs_or_preempts_no_one) {
+  // x: node 0 runs j1 and j2 (a, 1 GPU each, opportunistic), node 1 runs j3 (b, 1x2). The
+  // blocked head j0 (b: 2 GPUs of one node) needs both of node 0's jobs to give way.
+  auto t = table();
+  cs::ClusterState c = cs::ClusterState::from_partitions({cs::Partition{"x", "x", 2, 2}});
+  std::vector<cs::Job> jobs = {job(0, "b", "x", 2, 10, 50),
+                               running(job(1, "a", "x", 1, 1000, 60), c, "x", 1, {0}, true),
+                               running(job(2, "a", "x", 1, 1000, 60), c, "x", 1, {0}, true),
+                               running(job(3, "b", "x", 2, 1000), c, "x", 2, {1})};
+  auto decide = [&](cs::PolicyOptions o) {
+    auto pol = cs::make_policy("crius", o);
+    cs::Scheduler s(**pol, *t, o);
+    auto d = s.decide(c, jobs, 300);
+    BOOST_REQUIRE(d);
+    return describe(*d);
+  };
+  BOOST_TEST(decide({}) == "preempt j1; preempt j2; start j0 x 1x2 on 0; ");
+  // One move a round: preempting j1 alone would not let j0 start (and j1 would start again
+  // where it was): no one is preempted.
+  cs::PolicyOptions one;
+  one.max_moves_per_round = 1;
+  BOOST_TEST(decide(one) == "");
+  // j2 has run less than min_runtime_s: it may not change now, so neither is preempted.
+  cs::PolicyOptions young;
+  young.min_runtime_s = 150;
+  jobs[2].last_start = 200;
+  BOOST_TEST(decide(young) == "");
+}
+
+BOOST_AUTO_TEST_CASE(crius_queues_pending_plain_jobs) {
+  // x: node 0 runs j0 (b, 1x2, not movable by the policy's rules: not opportunistic); node 1
+  // runs j2 (a, 1 GPU), started while the plain job j1 (2 GPUs of one node, submitted at 50)
+  // waited: j2 is opportunistic and j1, the blocked head, takes node 1 back. The policy decides
+  // nothing for j1 (Slurm starts it) and holds node 1 for it.
+  auto t = table();
+  cs::ClusterState c = cs::ClusterState::from_partitions({cs::Partition{"x", "x", 2, 2}});
+  auto plain = [](cs::Job j) {
+    j.kind = cs::JobKind::plain;
+    j.model.clear();  // criusd knows nothing of a plain job but its request
+    j.held = cs::shape("x", 1, 2);
+    j.held_partition = 0;
+    return j;
+  };
+  std::vector<cs::Job> jobs = {running(job(0, "b", "x", 2, 1000), c, "x", 2, {0}),
+                               plain(job(1, "", "x", 2, 10, 50)),
+                               running(job(2, "a", "x", 1, 1000, 60), c, "x", 1, {1}, true),
+                               job(3, "a", "x", 1, 10, 70)};
+  auto pol = cs::make_policy("crius", {});
+  cs::Scheduler s(**pol, *t, {});
+  auto d = s.decide(c, jobs, 300);
+  BOOST_REQUIRE(d);
+  BOOST_TEST(describe(*d) == "preempt j2; ");
+  BOOST_TEST(d->at(0).reason.find("preempted by the blocked queue head j1") == 0);
+  BOOST_REQUIRE(s.reserved().size() == 1u);
+  BOOST_TEST(s.reserved()[0].first == 1);
+  BOOST_TEST(s.reserved()[0].second.node_ids == std::vector<int>{1});
+
+  // j2 not opportunistic: it keeps its GPU; j1 waits, blocked, and j3 behind it starts on the
+  // GPU left as an opportunistic job (j1 may take it back in a later round).
+  jobs[2].opportunistic = false;
+  d = s.decide(c, jobs, 300);
+  BOOST_REQUIRE(d);
+  BOOST_TEST(describe(*d) == "start j3 x 1x1 on 1 opportunistic; ");
+  BOOST_TEST(s.reserved().empty());
+
+  // j0 gone (the others renumbered: j3 is id 2): j1 starts on the free node (the resource
+  // manager's to start), held for it, and j3 behind it gets node 1's free GPU, not j1's.
+  jobs.erase(jobs.begin());
+  for (std::size_t k = 0; k < jobs.size(); ++k) jobs[k].id = static_cast<int>(k);
+  d = s.decide(c, jobs, 300);
+  BOOST_REQUIRE(d);
+  BOOST_REQUIRE(s.reserved().size() == 1u);
+  BOOST_TEST(s.reserved()[0].second.node_ids == std::vector<int>{0});
+  BOOST_TEST(describe(*d) == "start j2 x 1x1 on 1; ");
+
+  // A policy that does not queue them (fcfs) leaves plain jobs to the resource manager.
+  auto fcfs = cs::make_policy("fcfs", {});
+  cs::Scheduler f(**fcfs, *t, {});
+  BOOST_REQUIRE(f.decide(c, jobs, 300));
+  BOOST_TEST(f.reserved().empty());
+}
+
 BOOST_AUTO_TEST_CASE(decide_leaves_an_infeasible_running_job_alone) {
   // A live cluster may run a job on a Cell the estimator calls infeasible (b on
   // one GPU): decide() does not fail the round over it, but would never put a
