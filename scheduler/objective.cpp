@@ -19,12 +19,17 @@ bool efficient(Objective objective, bool others_wait) {
 }
 
 std::optional<std::size_t> choose_cell(const std::vector<CellOption>& options, Objective objective,
-                                       bool others_wait) {
+                                       bool others_wait, double floor_speed) {
   const bool per_gpu = efficient(objective, others_wait);
-  std::optional<std::size_t> best;
-  for (std::size_t i = 0; i < options.size(); ++i)
-    if (!best || preferred(options[i], options[*best], per_gpu)) best = i;
-  return best;
+  auto best_of = [&](double floor) {
+    std::optional<std::size_t> best;
+    for (std::size_t i = 0; i < options.size(); ++i)
+      if (options[i].speed >= floor && (!best || preferred(options[i], options[*best], per_gpu))) best = i;
+    return best;
+  };
+  if (per_gpu && floor_speed > 0)
+    if (auto b = best_of(floor_speed)) return b;
+  return best_of(0);
 }
 
 std::vector<std::size_t> preference_order(const std::vector<CellOption>& options, bool per_gpu) {

@@ -23,12 +23,19 @@ struct CellOption {
   int gpus = 0;
 };
 
+// A job that keeps the Cell it starts in for life (a crius job without --crius-movable): where
+// the objective takes Cells by speed per GPU, it takes the most efficient of those at least this
+// share of the job's fastest Cell's speed, where one is among the options. A Cell chosen for
+// this minute's queue would otherwise stay the job's long after the queue is gone.
+inline constexpr double kKeptCellFloor = 1.0 / 3;
+
 // The index into `options` of the Cell the objective takes; ties go to fewer GPUs, then to
 // the earlier option. nullopt when `options` is empty. `others_wait`: another job waits for
 // GPUs, or none of `options` fits now (the job itself waits); adaptive then takes the most
-// efficient Cell, so that a job grows past it only into GPUs nobody is waiting for.
+// efficient Cell, so that a job grows past it only into GPUs nobody is waiting for, of those at
+// least `floor_speed` fast where there are such (kKeptCellFloor; 0: any).
 std::optional<std::size_t> choose_cell(const std::vector<CellOption>& options, Objective objective,
-                                       bool others_wait);
+                                       bool others_wait, double floor_speed = 0);
 
 // The options in the order the objective prefers them: choose_cell over any subset of `options`
 // takes that subset's first in this order (`per_gpu`: by speed per GPU, else by speed).

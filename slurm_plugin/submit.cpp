@@ -306,6 +306,11 @@ Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& r, con
   d.partial = r.partial;
   d.busy = r.busy;
   auto fits_now = [&](std::size_t i) { return free && free->fits(all[i].cell); };
+  // A job that is not movable keeps the Cell it starts in: one that fits now is at least
+  // kKeptCellFloor of its fastest Cell where there is such.
+  double floor = 0;
+  if (!req.movable)
+    for (const est::Estimate& e : all) floor = std::max(floor, scheduler::kKeptCellFloor * e.samples_per_s);
   // The crius policy's rule (scheduler/objective.h): the Cell the objective takes among those
   // that fit the GPUs free now; where none does, among all (it waits, and criusd re-decides it).
   auto by_objective = [&](bool fitting_only) -> std::optional<std::size_t> {
@@ -320,7 +325,8 @@ Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& r, con
     // job waits). Without a report nothing is known of the queue: the best Cell of an empty
     // cluster, as throughput.
     const bool others_wait = free && (!fitting_only || free->waiting > 0);
-    if (auto k = scheduler::choose_cell(options, conf.config.objective, others_wait)) return index[*k];
+    if (auto k = scheduler::choose_cell(options, conf.config.objective, others_wait, fitting_only ? floor : 0))
+      return index[*k];
     return std::nullopt;
   };
   std::optional<std::size_t> chosen = by_objective(true);

@@ -270,10 +270,18 @@ bool Round::others_wait() const {
   return m_unplaced - int(self) > 0;
 }
 
-// choose_cell over the Cells that place: the first of the objective's order that places.
+// choose_cell over the Cells that place: the first of the objective's order that places (a
+// fixed job, which keeps it for life: of those at least kKeptCellFloor of its fastest, first).
 std::optional<Allocation> Round::pick_fit(const Cands& cands) const {
   if (m_opt.objective == Objective::throughput) return best_fit(cands);
-  for (std::size_t k : efficient(m_opt.objective, others_wait()) ? cands.by_per_gpu : cands.by_speed)
+  const bool per_gpu = efficient(m_opt.objective, others_wait());
+  if (per_gpu && job(m_job).kind == JobKind::fixed) {
+    const double floor = kKeptCellFloor * cands.list[cands.by_speed[0]].score;
+    for (std::size_t k : cands.by_per_gpu)
+      if (cands.list[k].score >= floor)
+        if (auto a = m_free.place(cands.list[k].partition, cands.list[k].shape)) return a;
+  }
+  for (std::size_t k : per_gpu ? cands.by_per_gpu : cands.by_speed)
     if (auto a = m_free.place(cands.list[k].partition, cands.list[k].shape)) return a;
   return std::nullopt;
 }

@@ -333,6 +333,27 @@ BOOST_AUTO_TEST_CASE(a_head_gets_all_the_gpus_it_needs_or_preempts_no_one) {
   BOOST_TEST(decide(young) == "");
 }
 
+BOOST_AUTO_TEST_CASE(a_fixed_job_gets_a_cell_for_life_while_others_wait) {
+  // j0 ("c", fits nowhere) waits ahead of j1 (a), so j1 is chosen while another job waits:
+  // adaptive takes the most efficient Cell. Model a scales linearly on x (0.8 samples/s per GPU
+  // on 1, 2 or 4 GPUs): a movable j1 gets 1 GPU (fewer GPUs break the tie); a fixed one, which
+  // keeps it for life, the most efficient of those at least a third as fast as 4 GPUs: 2 GPUs.
+  auto t = table();
+  cs::ClusterState c = cs::ClusterState::from_partitions({cs::Partition{"x", "x", 2, 2}});
+  std::vector<cs::Job> jobs = {job(0, "c", "x", 1, 10, 0), job(1, "a", "x", 1, 10, 10)};
+  cs::PolicyOptions o;
+  o.objective = cs::Objective::adaptive;
+  auto pol = cs::make_policy("crius", o);
+  cs::Scheduler s(**pol, *t, o);
+  auto d = s.decide(c, jobs, 100);
+  BOOST_REQUIRE(d);
+  BOOST_TEST(describe(*d) == "start j1 x 1x1 on 1 opportunistic; ");
+  jobs[1].kind = cs::JobKind::fixed;
+  d = s.decide(c, jobs, 100);
+  BOOST_REQUIRE(d);
+  BOOST_TEST(describe(*d) == "start j1 x 1x2 on 1 opportunistic; ");
+}
+
 BOOST_AUTO_TEST_CASE(crius_queues_pending_plain_jobs) {
   // x: node 0 runs j0 (b, 1x2, not movable by the policy's rules: not opportunistic); node 1
   // runs j2 (a, 1 GPU), started while the plain job j1 (2 GPUs of one node, submitted at 50)
@@ -633,6 +654,16 @@ BOOST_AUTO_TEST_CASE(the_objective_rule_fastest_or_most_efficient) {
   // Adaptive: the fastest while no one else waits, the most efficient while others do.
   BOOST_TEST(cs::choose_cell(o, cs::Objective::adaptive, false).value() == 3u);
   BOOST_TEST(cs::choose_cell(o, cs::Objective::adaptive, true).value() == 0u);
+  // A Cell kept for life (not movable) is, where one is among the options, at least the floor
+  // (a third of the fastest: 12 of 36 here) fast: of those the most efficient (2 GPUs, 6.5/s per
+  // GPU, not 1 GPU's 10/s). The fastest rule has no floor; above every option it is none.
+  const std::vector<cs::CellOption> k = {{10, 1}, {13, 2}, {14, 4}, {36, 8}};
+  const double floor = cs::kKeptCellFloor * 36;
+  BOOST_TEST(cs::choose_cell(k, cs::Objective::adaptive, true).value() == 0u);
+  BOOST_TEST(cs::choose_cell(k, cs::Objective::adaptive, true, floor).value() == 1u);
+  BOOST_TEST(cs::choose_cell(k, cs::Objective::efficiency, false, floor).value() == 1u);
+  BOOST_TEST(cs::choose_cell(k, cs::Objective::adaptive, false, floor).value() == 3u);
+  BOOST_TEST(cs::choose_cell(k, cs::Objective::adaptive, true, 100).value() == 0u);
   // Ties go to fewer GPUs, then to the earlier option.
   BOOST_TEST(cs::choose_cell({{10, 2}, {10, 1}}, cs::Objective::throughput, false).value() == 1u);
   BOOST_TEST(cs::choose_cell({{10, 2}, {10, 2}}, cs::Objective::efficiency, false).value() == 0u);

@@ -471,8 +471,13 @@ BOOST_AUTO_TEST_CASE(the_objective_is_the_policys_rule_on_the_cells_that_fit) {
     auto r = rank(bert(), c, "");
     BOOST_TEST_REQUIRE(r.ok(), why(r));
     std::vector<scheduler::CellOption> options;
-    for (const auto& e : r->cells) options.push_back({e.samples_per_s, e.cell.gpus()});
-    auto k = scheduler::choose_cell(options, o, f.waiting > 0);
+    double floor = 0;  // bert() is not movable: it keeps its Cell, at least a third of its fastest
+    for (const auto& e : r->cells) {
+      options.push_back({e.samples_per_s, e.cell.gpus()});
+      floor = std::max(floor, scheduler::kKeptCellFloor * e.samples_per_s);
+    }
+    BOOST_TEST_REQUIRE(!bert().movable);
+    auto k = scheduler::choose_cell(options, o, f.waiting > 0, floor);
     BOOST_TEST_REQUIRE(k.has_value());
     BOOST_TEST((d->chosen.cell == r->cells[*k].cell), scheduler::to_string(o));
   }
@@ -496,6 +501,15 @@ BOOST_AUTO_TEST_CASE(the_objective_is_the_policys_rule_on_the_cells_that_fit) {
   BOOST_TEST_REQUIRE((idle.ok() && queued.ok() && blind.ok()));
   BOOST_TEST((idle->chosen.cell == fast->chosen.cell));
   BOOST_TEST((queued->chosen.cell == eff->chosen.cell));
+  // A movable job may be grown later: while others wait it takes the most efficient Cell with no
+  // floor, here one under a third of the fastest that the fixed job above does not take.
+  JobRequest movable = bert();
+  movable.movable = true;
+  auto moving = decide(movable, c, "", &f);
+  BOOST_TEST_REQUIRE(moving.ok(), why(moving));
+  BOOST_TEST(per_gpu(moving->chosen) > per_gpu(queued->chosen));
+  BOOST_TEST(moving->chosen.samples_per_s < scheduler::kKeptCellFloor * fast->chosen.samples_per_s);
+  BOOST_TEST(queued->chosen.samples_per_s >= scheduler::kKeptCellFloor * fast->chosen.samples_per_s);
   c.config.objective = Objective::throughput;
   auto fastest = decide(bert(), c, "", nullptr);
   BOOST_TEST_REQUIRE(fastest.ok());
