@@ -345,7 +345,7 @@ void Round::rescue_deadline(size_t i) {
 bool Round::search(size_t i, const Cands& cands, double floor) {
   std::vector<size_t> running;
   for (size_t k = 0; k < m_targets.size(); ++k)
-    if (k != i && !m_targets[k].alloc.empty()) running.push_back(k);
+    if (k != i && !m_targets[k].alloc.empty() && job(k).kind != JobKind::plain) running.push_back(k);
   // The kSearchJobs largest, in queue order among equals.
   const size_t tried = std::min(running.size(), static_cast<size_t>(CriusPolicy::kSearchJobs));
   std::partial_sort(running.begin(), running.begin() + static_cast<std::ptrdiff_t>(tried), running.end(),
@@ -560,7 +560,7 @@ void Round::upgrade() {
   std::vector<double> s_held(m_targets.size(), 0);  // each job's speed where it is (offer)
   auto offer = [&](size_t i) {
     const Allocation& old = m_targets[i].alloc;
-    if (old.empty()) return;
+    if (old.empty() || job(i).kind == JobKind::plain) return;  // a plain job's GPUs are its request's
     const Job& j = job(i);
     const double s_old = s_held[i] = speed(i, old.shape);
     if (s_old <= 0) return;

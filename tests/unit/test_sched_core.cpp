@@ -400,6 +400,22 @@ BOOST_AUTO_TEST_CASE(crius_queues_pending_plain_jobs) {
   BOOST_TEST(s.reserved()[0].second.node_ids == std::vector<int>{0});
   BOOST_TEST(describe(*d) == "start j2 x 1x1 on 1; ");
 
+  // crius-sim knows a plain job's model too: on an idle cluster the upgrade pass, which would
+  // double a crius job that scales, leaves its request as it is (and no search shrinks it).
+  std::vector<cs::Job> alone = {plain(job(0, "a", "x", 1, 1000, 0))};
+  alone[0].model = "a";
+  alone[0].held = cs::shape("x", 1, 1);
+  d = s.decide(c, alone, 300);
+  BOOST_REQUIRE(d);
+  BOOST_TEST(d->empty());
+  BOOST_REQUIRE(s.reserved().size() == 1u);
+  BOOST_TEST(s.reserved()[0].second.shape.gpus() == 1);
+  alone[0].kind = cs::JobKind::movable;  // the control: a crius job is grown
+  d = s.decide(c, alone, 300);
+  BOOST_REQUIRE(d);
+  BOOST_REQUIRE(d->size() == 1u);
+  BOOST_TEST(d->at(0).target.shape.gpus() > 1);
+
   // A policy that does not queue them (fcfs) leaves plain jobs to the resource manager.
   auto fcfs = cs::make_policy("fcfs", {});
   cs::Scheduler f(**fcfs, *t, {});
