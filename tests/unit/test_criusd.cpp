@@ -1011,24 +1011,40 @@ BOOST_FIXTURE_TEST_CASE(a_pin_on_a_node_that_became_unavailable_is_undone, Fixtu
   BOOST_TEST(round->actions.empty());
 }
 
-// Waiting counts from Slurm's eligible time: a job submitted early but held, released after a
-// movable job started, does not make that job "opportunistic" (taken back for it).
-BOOST_FIXTURE_TEST_CASE(waiting_counts_from_the_eligible_time, Fixture) {
+namespace {
+
+// Job 1, movable, running on both a100 nodes: submitted and eligible at 2000, started at 3000,
+// Slurm priority 100.
+SlurmJob movable_on_both_a100() {
   job::Record movable = make_record("a100:2x8:1", "a100");
   movable.request.iters = 100000;
   movable.request.movable = true;
   SlurmJob r = slurm_job(1, "RUNNING", job::to_text(movable), {"a100-1", "a100-2"});
-  r.submit_time = 2000;
+  r.submit_time = r.eligible_time = 2000;
   r.start_time = 3000;
-  r.eligible_time = 2000;
   r.priority = 100;
-  SlurmJob p = slurm_job(2, "PENDING", record("a100:2x8:1", "a100"));
-  p.submit_time = 1000;
-  p.priority = 100;
+  return r;
+}
+
+// At 5000, every GPU of the cluster (2 a100 and 2 v100 nodes) in use.
+Snapshot every_gpu_in_use() {
   Snapshot s;
   s.now = 5000;
   s.nodes = {node("a100-1", "a100", 8), node("a100-2", "a100", 8), node("v100-1", "v100", 8),
              node("v100-2", "v100", 8)};
+  return s;
+}
+
+}  // namespace
+
+// Waiting counts from Slurm's eligible time: a job submitted early but held, released after a
+// movable job started, does not make that job "opportunistic" (taken back for it).
+BOOST_FIXTURE_TEST_CASE(waiting_counts_from_the_eligible_time, Fixture) {
+  SlurmJob r = movable_on_both_a100();
+  SlurmJob p = slurm_job(2, "PENDING", record("a100:2x8:1", "a100"));
+  p.submit_time = 1000;
+  p.priority = 100;
+  Snapshot s = every_gpu_in_use();
   ControllerOptions o;
   o.min_runtime_s = 0;
   Controller c(*cluster, o);
@@ -1086,22 +1102,13 @@ BOOST_FIXTURE_TEST_CASE(ties_of_priority_and_second_go_by_job_id, Fixture) {
 // job), the report holds them for it, and a crius job behind one that Slurm can start now gets
 // none of its GPUs.
 BOOST_FIXTURE_TEST_CASE(a_plain_job_waiting_is_in_the_queue, Fixture) {
-  job::Record movable = make_record("a100:2x8:1", "a100");
-  movable.request.iters = 100000;
-  movable.request.movable = true;
-  SlurmJob r = slurm_job(1, "RUNNING", job::to_text(movable), {"a100-1", "a100-2"});
-  r.submit_time = r.eligible_time = 2000;
-  r.start_time = 3000;
-  r.priority = 100;
+  SlurmJob r = movable_on_both_a100();
   SlurmJob plain = slurm_job(2, "PENDING", "");  // no crius record: Slurm's own job
   plain.num_nodes = 2;
   plain.reason = "Resources";
   plain.submit_time = 1000;
   plain.priority = 100;
-  Snapshot s;
-  s.now = 5000;
-  s.nodes = {node("a100-1", "a100", 8), node("a100-2", "a100", 8), node("v100-1", "v100", 8),
-             node("v100-2", "v100", 8)};
+  Snapshot s = every_gpu_in_use();
   ControllerOptions o;
   o.min_runtime_s = 0;
   Controller c(*cluster, o);

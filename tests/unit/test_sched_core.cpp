@@ -40,6 +40,17 @@ std::string describe(const std::vector<cs::Decision>& ds) {
   return out;
 }
 
+// The decisions of one crius round over `jobs` at `now`, described.
+std::string crius_round(const cs::ClusterState& c, const std::vector<cs::Job>& jobs, double now,
+                        const cs::PolicyOptions& o = {}) {
+  auto t = table();
+  auto pol = cs::make_policy("crius", o);
+  cs::Scheduler s(**pol, *t, o);
+  auto d = s.decide(c, jobs, now);
+  BOOST_REQUIRE(d);
+  return describe(*d);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(table_lookup_oom_and_fallback) {
@@ -307,30 +318,22 @@ BOOST_AUTO_TEST_CASE(crius_blocked_head_preempts_opportunistic_job) {
 BOOST_AUTO_TEST_CASE(a_head_gets_all_the_gpus_it_needs_or_preempts_no_one) {
   // x: node 0 runs j1 and j2 (a, 1 GPU each, opportunistic), node 1 runs j3 (b, 1x2). The
   // blocked head j0 (b: 2 GPUs of one node) needs both of node 0's jobs to give way.
-  auto t = table();
   cs::ClusterState c = cs::ClusterState::from_partitions({cs::Partition{"x", "x", 2, 2}});
   std::vector<cs::Job> jobs = {job(0, "b", "x", 2, 10, 50),
                                running(job(1, "a", "x", 1, 1000, 60), c, "x", 1, {0}, true),
                                running(job(2, "a", "x", 1, 1000, 60), c, "x", 1, {0}, true),
                                running(job(3, "b", "x", 2, 1000), c, "x", 2, {1})};
-  auto decide = [&](cs::PolicyOptions o) {
-    auto pol = cs::make_policy("crius", o);
-    cs::Scheduler s(**pol, *t, o);
-    auto d = s.decide(c, jobs, 300);
-    BOOST_REQUIRE(d);
-    return describe(*d);
-  };
-  BOOST_TEST(decide({}) == "preempt j1; preempt j2; start j0 x 1x2 on 0; ");
+  BOOST_TEST(crius_round(c, jobs, 300) == "preempt j1; preempt j2; start j0 x 1x2 on 0; ");
   // One move a round: preempting j1 alone would not let j0 start (and j1 would start again
   // where it was): no one is preempted.
   cs::PolicyOptions one;
   one.max_moves_per_round = 1;
-  BOOST_TEST(decide(one) == "");
+  BOOST_TEST(crius_round(c, jobs, 300, one) == "");
   // j2 has run less than min_runtime_s: it may not change now, so neither is preempted.
   cs::PolicyOptions young;
   young.min_runtime_s = 150;
   jobs[2].last_start = 200;
-  BOOST_TEST(decide(young) == "");
+  BOOST_TEST(crius_round(c, jobs, 300, young) == "");
 }
 
 BOOST_AUTO_TEST_CASE(a_fixed_job_gets_a_cell_for_life_while_others_wait) {
@@ -338,20 +341,13 @@ BOOST_AUTO_TEST_CASE(a_fixed_job_gets_a_cell_for_life_while_others_wait) {
   // adaptive takes the most efficient Cell. Model a scales linearly on x (0.8 samples/s per GPU
   // on 1, 2 or 4 GPUs): a movable j1 gets 1 GPU (fewer GPUs break the tie); a fixed one, which
   // keeps it for life, the most efficient of those at least a third as fast as 4 GPUs: 2 GPUs.
-  auto t = table();
   cs::ClusterState c = cs::ClusterState::from_partitions({cs::Partition{"x", "x", 2, 2}});
   std::vector<cs::Job> jobs = {job(0, "c", "x", 1, 10, 0), job(1, "a", "x", 1, 10, 10)};
   cs::PolicyOptions o;
   o.objective = cs::Objective::adaptive;
-  auto pol = cs::make_policy("crius", o);
-  cs::Scheduler s(**pol, *t, o);
-  auto d = s.decide(c, jobs, 100);
-  BOOST_REQUIRE(d);
-  BOOST_TEST(describe(*d) == "start j1 x 1x1 on 1 opportunistic; ");
+  BOOST_TEST(crius_round(c, jobs, 100, o) == "start j1 x 1x1 on 1 opportunistic; ");
   jobs[1].kind = cs::JobKind::fixed;
-  d = s.decide(c, jobs, 100);
-  BOOST_REQUIRE(d);
-  BOOST_TEST(describe(*d) == "start j1 x 1x2 on 1 opportunistic; ");
+  BOOST_TEST(crius_round(c, jobs, 100, o) == "start j1 x 1x2 on 1 opportunistic; ");
 }
 
 BOOST_AUTO_TEST_CASE(crius_queues_pending_plain_jobs) {
