@@ -685,6 +685,8 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     job.req_gpu = rec.cell.gpu;
     job.req_gpus = rec.cell.nodes * rec.cell.gpus_per_node;
     job.max_gpus = rec.request.max_gpus.value_or(0);
+    // A job without --crius-movable keeps the Cell it starts in (the policy's floor for it).
+    job.kind = rec.request.movable ? sch::JobKind::movable : sch::JobKind::fixed;
     // Slurm's word on where the job may run and how big (limits.h): the partitions it may
     // use, their MaxNodes, the per-job limits of its QOS and association, and what the group
     // limits leave it (other jobs may take that too: the round's changes are counted below).

@@ -1154,6 +1154,41 @@ BOOST_FIXTURE_TEST_CASE(a_plain_job_waiting_is_in_the_queue, Fixture) {
   BOOST_TEST(round->free.waiting == 0);
 }
 
+// criusd's round re-decides a pending crius job by job_submit's rule, the floor included: with
+// the plain job 1 waiting ahead (2 whole a100 nodes; others hold 4 GPUs of each), job 2
+// (bert__1.3B, pending in 16 v100) is placed while another job waits: by speed per GPU. A
+// movable job 2 takes its most efficient Cell; a fixed one, which keeps it for life, one at
+// least a third as fast as its fastest.
+BOOST_FIXTURE_TEST_CASE(a_pending_fixed_job_gets_a_cell_for_life, Fixture) {
+  SlurmJob big = slurm_job(1, "PENDING", "");
+  big.num_nodes = 2;
+  big.reason = "Resources";
+  big.priority = 100;
+  Snapshot s;
+  s.now = 5000;
+  s.nodes = {node("a100-1", "a100", 4), node("a100-2", "a100", 4), node("v100-1", "v100", 0),
+             node("v100-2", "v100", 0)};
+  auto cell_of_job_2 = [&](bool movable) {
+    job::Record r = make_record("v100:2x8:1", "v100");
+    r.request.movable = movable;
+    SlurmJob p = slurm_job(2, "PENDING", job::to_text(r));
+    p.partition = "v100";
+    p.num_nodes = 2;
+    p.priority = 100;
+    s.jobs = {big, p};
+    Controller c(*cluster, {});
+    auto round = c.decide(s);
+    BOOST_TEST_REQUIRE(round.ok(), why(round));
+    auto it = std::find_if(round->actions.begin(), round->actions.end(), [](const Action& a) { return a.job == 2u; });
+    BOOST_TEST_REQUIRE((it != round->actions.end()));
+    return *it;
+  };
+  const Action moving = cell_of_job_2(true), kept = cell_of_job_2(false);
+  BOOST_TEST(moving.to.gpus() < kept.to.gpus(), estimator::to_string(moving.to) + " / " + estimator::to_string(kept.to));
+  BOOST_TEST(moving.to_samples_per_s / moving.to.gpus() > kept.to_samples_per_s / kept.to.gpus());
+  BOOST_TEST(moving.to_samples_per_s < kept.to_samples_per_s);
+}
+
 // Each task of a job array is its own job to criusd, addressed as "ARRAY_TASK"; pending tasks
 // Slurm has not split, hetjob components and a job Slurm requeued that did not opt in to moves
 // are left as they are.
