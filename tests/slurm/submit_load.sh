@@ -11,7 +11,9 @@
 #  4. --crius-max-gpus bounds the Cell and is kept in the record;
 #  5. a report that is stale, or writable by others, is ignored (nothing known of the queue:
 #     the fastest Cell of an empty cluster, 2x8); a fresh one with nobody waiting gives the
-#     fastest that fits (1x8), one with jobs waiting the most efficient.
+#     fastest that fits (1x8), one with jobs waiting the most efficient to a movable job and,
+#     to one that keeps its Cell for life, the most efficient of those at least a third as fast
+#     as its fastest (crius-estimate's fastest Cell of the cluster).
 set -u
 . "$TOP/tests/slurm/plugin_lib.bash"
 plugin_preflight
@@ -67,7 +69,7 @@ put_report() {  # TIME MODE [WAITING]
   chmod "$2" "$report.new"
   mv "$report.new" "$report"
 }
-gpus_given() { local id; id=$(sbatch --parsable "${crius[@]}") || fail "crius sbatch"; gpus "$id"; }
+gpus_given() { local id; id=$(sbatch --parsable "$@" "${crius[@]}") || fail "crius sbatch"; gpus "$id"; }
 put_report 1 644
 [ "$(gpus_given)" = 16 ] || fail "a stale report was used"
 put_report "$(date +%s)" 666
@@ -75,8 +77,19 @@ put_report "$(date +%s)" 666
 grep -q "job_submit/crius: $report: writable by its group or by others" "$ctld_log" || fail "the bad report was not logged"
 put_report "$(date +%s)" 644
 [ "$(gpus_given)" = 8 ] || fail "a fresh report with nobody waiting did not give the fastest Cell that fits"
+# (Each from a fresh report: job_submit counts the GPUs it gave since the report as taken.)
 put_report "$(date +%s)" 644 3
-[ "$(gpus_given)" = "$efficient" ] || fail "a fresh report with 3 jobs waiting did not give the most efficient Cell"
+id=$(sbatch --parsable "${crius[@]}") || fail "crius sbatch"
+kept=$(gpus "$id")
+speed=$(job_field "$id" AdminComment | jq '.estimate.samples_per_s')
+fastest=$(crius-estimate --cluster "$CRIUS_CONF" --model bert__1.3B --global-batch 256 --json --top 1 | jq '.cells[0].samples_per_s')
+awk -v s="$speed" -v f="$fastest" 'BEGIN { exit !(s >= f / 3 - 1e-6) }' && [ "$kept" -gt "$efficient" ] && [ "$kept" -le 8 ] ||
+  fail "with 3 jobs waiting a job that keeps its Cell got $kept GPUs at $speed samples/s: not more than the most efficient $efficient within the free 8 at a third of its fastest ($fastest) or more"
+sleep 1  # a report of a later second
+put_report "$(date +%s)" 644 3
+[ "$(gpus_given --crius-movable)" = "$efficient" ] ||
+  fail "a fresh report with 3 jobs waiting did not give a movable job the most efficient Cell"
+echo "with 3 waiting: $efficient GPUs for a movable job, $kept ($speed samples/s, fastest Cell $fastest) for one that keeps its Cell"
 echo "submit load checks passed"
 INNER
 chmod +x "$TEST_TMP/inner.sh"
