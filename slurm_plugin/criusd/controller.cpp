@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <csignal>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -793,22 +794,35 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   // Slurm's state every round, so criusd keeps nothing between rounds and Slurm's own backfill
   // starts count too. (Equal priorities are common: 24.11's default priority/multifactor with
   // no weights gives every job 1.)
-  auto ahead = [&](const sch::Job& x, const SlurmJob& xs, const sch::Job& y, const SlurmJob& ys) {
-    if (x.priority != y.priority) return x.priority > y.priority;
-    if (x.submit_time != y.submit_time) return x.submit_time < y.submit_time;
-    return order_id(xs) < order_id(ys);
+  // The waiting jobs (crius and plain) in Slurm's order, and the earliest eligible time of those
+  // before each: a running job is opportunistic where one of a higher priority, or the first of
+  // its own priority that is ahead of it, waited since it started or before. O(n log n), for
+  // queues of many plain jobs.
+  struct Waiting {
+    double priority, since;
+    std::uint32_t id;
   };
+  std::vector<Waiting> waiting;
+  for (std::size_t p = 0; p < jobs.size(); ++p)
+    if (jobs[p].state == sch::JobState::pending)
+      waiting.push_back({jobs[p].priority, jobs[p].submit_time, order_id(*crius_jobs[p].first)});
+  for (std::size_t p = 0; p < plain.size(); ++p)
+    waiting.push_back({plain[p].priority, plain[p].submit_time, order_id(*plain_slurm[p])});
+  std::sort(waiting.begin(), waiting.end(), [](const Waiting& a, const Waiting& b) {
+    return std::tuple(-a.priority, a.since, a.id) < std::tuple(-b.priority, b.since, b.id);
+  });
+  std::vector<double> earliest_before(waiting.size() + 1, std::numeric_limits<double>::infinity());
+  for (std::size_t k = 0; k < waiting.size(); ++k) earliest_before[k + 1] = std::min(earliest_before[k], waiting[k].since);
   for (std::size_t r = 0; r < jobs.size(); ++r) {
-    if (jobs[r].state != sch::JobState::running) continue;
-    const sch::Job& run = jobs[r];
-    const SlurmJob& rs = *crius_jobs[r].first;
-    auto waited = [&](const sch::Job& p, const SlurmJob& ps) {  // whole seconds: the same second counts
-      return p.state == sch::JobState::pending && ahead(p, ps, run, rs) && p.submit_time <= run.first_start;
-    };
-    for (std::size_t p = 0; p < jobs.size() && !jobs[r].opportunistic; ++p)
-      jobs[r].opportunistic = waited(jobs[p], *crius_jobs[p].first);
-    for (std::size_t p = 0; p < plain.size() && !jobs[r].opportunistic; ++p)
-      jobs[r].opportunistic = waited(plain[p], *plain_slurm[p]);
+    sch::Job& run = jobs[r];
+    if (run.state != sch::JobState::running) continue;
+    // The first waiting job of the same priority or a lower one (whole seconds: the same second counts).
+    auto k = std::lower_bound(waiting.begin(), waiting.end(), run.priority,
+                              [](const Waiting& w, double p) { return w.priority > p; });
+    const double above = earliest_before[static_cast<std::size_t>(k - waiting.begin())];
+    const bool same_ahead = k != waiting.end() && k->priority == run.priority && k->since <= run.first_start &&
+                            std::tuple(k->since, k->id) < std::tuple(run.submit_time, order_id(*crius_jobs[r].first));
+    run.opportunistic = above <= run.first_start || same_ahead;
   }
 
   // GPUs held by anything the policy may not move (jobs without a record, pinned jobs,

@@ -1065,6 +1065,34 @@ BOOST_FIXTURE_TEST_CASE(waiting_counts_from_the_eligible_time, Fixture) {
   BOOST_TEST(decide(0).empty());
 }
 
+// Ahead in Slurm's order is a higher priority first: a plain job of a lower priority that waited
+// since before the movable job 1 started is behind it (job 1 keeps its GPUs); one of a higher
+// priority is ahead if it waited since then, not if it came after job 1 started.
+BOOST_FIXTURE_TEST_CASE(ahead_is_a_higher_priority_first, Fixture) {
+  SlurmJob r = movable_on_both_a100();
+  SlurmJob plain = slurm_job(2, "PENDING", "");
+  plain.num_nodes = 2;
+  plain.reason = "Priority";
+  Snapshot s = every_gpu_in_use();
+  ControllerOptions o;
+  o.min_runtime_s = 0;
+  Controller c(*cluster, o);
+  auto taken_back = [&](std::uint32_t priority, std::int64_t eligible) {
+    plain.priority = priority;
+    plain.submit_time = plain.eligible_time = eligible;
+    s.jobs = {r, plain};
+    auto round = c.decide(s);
+    BOOST_TEST_REQUIRE(round.ok(), why(round));
+    return !round->actions.empty();
+  };
+  BOOST_TEST(!taken_back(50, 1000));
+  BOOST_TEST(taken_back(200, 2500));
+  BOOST_TEST(taken_back(200, 3000));  // the same second counts
+  BOOST_TEST(!taken_back(200, 3500));
+  BOOST_TEST(taken_back(100, 1000));
+  BOOST_TEST(!taken_back(100, 2500));  // the same priority, eligible after job 1
+}
+
 // Slurm's queue order breaks ties of priority and submission second by job id (sort_job_queue2):
 // a job submitted in the same second as a movable one, with a lower id and the same priority
 // (24.11's default priority/multifactor gives every job 1), is ahead of it; the movable job
