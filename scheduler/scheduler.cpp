@@ -1,9 +1,11 @@
 #include "scheduler/scheduler.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <random>
+#include <tuple>
 
 namespace crius::scheduler {
 
@@ -76,6 +78,35 @@ Result<void> check_invariants(const ClusterState& cluster, const std::vector<Job
     held.push_back(Held{&j, &j.alloc, !memory_check_for || memory_check_for(j)});
   }
   return check_held(cluster, held, tput);
+}
+
+void mark_opportunistic(std::vector<Job>& jobs, double now, const std::vector<std::uint64_t>& order) {
+  auto tie = [&](std::size_t i) { return order.empty() ? static_cast<std::uint64_t>(jobs[i].id) : order[i]; };
+  // The waiting jobs in queue order, and the earliest submission of those before each.
+  struct Waiting {
+    double priority, since;
+    std::uint64_t tie;
+  };
+  std::vector<Waiting> waiting;
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    if (jobs[i].state == JobState::pending && jobs[i].submit_time <= now)
+      waiting.push_back({jobs[i].priority, jobs[i].submit_time, tie(i)});
+  std::sort(waiting.begin(), waiting.end(), [](const Waiting& a, const Waiting& b) {
+    return std::tuple(-a.priority, a.since, a.tie) < std::tuple(-b.priority, b.since, b.tie);
+  });
+  std::vector<double> earliest_before(waiting.size() + 1, std::numeric_limits<double>::infinity());
+  for (std::size_t k = 0; k < waiting.size(); ++k) earliest_before[k + 1] = std::min(earliest_before[k], waiting[k].since);
+  for (std::size_t r = 0; r < jobs.size(); ++r) {
+    Job& run = jobs[r];
+    if (run.state != JobState::running) continue;
+    // Ahead of it: any waiting job of a higher priority, or the first of its own that is ahead.
+    auto k = std::lower_bound(waiting.begin(), waiting.end(), run.priority,
+                              [](const Waiting& w, double p) { return w.priority > p; });
+    const double above = earliest_before[static_cast<std::size_t>(k - waiting.begin())];
+    const bool same_ahead = k != waiting.end() && k->priority == run.priority && k->since <= run.last_start &&
+                            std::tuple(k->since, k->tie) < std::tuple(run.submit_time, tie(r));
+    run.opportunistic = above <= run.last_start || same_ahead;
+  }
 }
 
 // The same seed gives the same permutation in every round and every driver: drawn once per

@@ -3,6 +3,7 @@
 // passing the full state; it keeps nothing between rounds.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -41,6 +42,14 @@ class Scheduler {
   PolicyOptions m_options;
   std::vector<std::pair<int, Allocation>> m_reserved;
 };
+
+// Job::opportunistic of each running job of `jobs`, as criusd reads it off Slurm every round
+// (and crius-sim's live model alike): it started (Job::last_start) while a job ahead of it in the
+// queue (a higher priority; the same and submitted earlier; the same second and earlier in
+// `order`, the resource manager's last tie-break, else the job id) was waiting, and that job still
+// waits (pending, submitted by `now`): the waiting job may take its GPUs back. The same second
+// counts (Slurm's times are whole seconds). O(n log n): a site's queue may hold many plain jobs.
+void mark_opportunistic(std::vector<Job>& jobs, double now, const std::vector<std::uint64_t>& order = {});
 
 // Invariants of a set of jobs on a cluster: no GPU given twice, node capacity,
 // one GPU type and one partition per job, the allocation matches its Cell shape,

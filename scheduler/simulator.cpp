@@ -100,25 +100,6 @@ Result<void> validate_trace(const std::string& path, const std::vector<Job>& job
   return {};
 }
 
-// Live, as criusd reads it off Slurm each round: a running job is opportunistic while a job
-// ahead of it in the queue (priority, submission, id) that was waiting when it started still
-// waits; that job may take its GPUs back.
-static void mark_opportunistic(std::vector<Job>& jobs, double now) {
-  auto ahead = [](const Job& p, const Job& r) {
-    if (p.priority != r.priority) return p.priority > r.priority;
-    return p.submit_time != r.submit_time ? p.submit_time < r.submit_time : p.id < r.id;
-  };
-  std::vector<const Job*> waiting;
-  for (const Job& p : jobs)
-    if (p.state == JobState::pending && p.submit_time <= now) waiting.push_back(&p);
-  for (Job& r : jobs) {
-    if (r.state != JobState::running) continue;
-    r.opportunistic = std::any_of(waiting.begin(), waiting.end(), [&](const Job* p) {
-      return ahead(*p, r) && p->submit_time <= r.last_start;
-    });
-  }
-}
-
 Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, Policy& policy,
                            ThroughputSource& tput, const SimOptions& options) {
   SimResult res;
@@ -217,7 +198,7 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
     Result<std::vector<Decision>> decisions = std::vector<Decision>{};
     if (round) {
       next_round += interval;
-      if (live) mark_opportunistic(jobs, now);
+      if (live) mark_opportunistic(jobs, now);  // as criusd reads it off Slurm
       auto t_begin = std::chrono::steady_clock::now();
       decisions = sched.decide(cluster, jobs, now);
       res.round_wall_s.push_back(

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdio>
 #include <csignal>
-#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -770,7 +769,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
         skip("not_movable", "not movable: " + fixed);
         continue;
       }
-      job.first_start = static_cast<double>(sj.start_time);
+      job.first_start = job.last_start = static_cast<double>(sj.start_time);  // this run's start
       job.alloc.partition = partition_index.at(sj.partition);  // differs() checked partition and nodes
       job.alloc.shape = shape;
       for (const auto& host : sj.nodes) job.alloc.node_ids.push_back(node_index.at(host));
@@ -785,44 +784,6 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     round.decide_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return round;
-  }
-
-  // Opportunistic, as the policy means it: a running job that started while a job ahead of it
-  // in Slurm's order (higher priority; equal and submitted earlier; equal in the same second
-  // and a lower job id, the array's for a task: sort_job_queue2 in src/slurmctld/job_scheduler.c)
-  // was waiting, and that job still waits; the blocked job may take its GPUs back. Read off
-  // Slurm's state every round, so criusd keeps nothing between rounds and Slurm's own backfill
-  // starts count too. (Equal priorities are common: 24.11's default priority/multifactor with
-  // no weights gives every job 1.)
-  // The waiting jobs (crius and plain) in Slurm's order, and the earliest eligible time of those
-  // before each: a running job is opportunistic where one of a higher priority, or the first of
-  // its own priority that is ahead of it, waited since it started or before. O(n log n), for
-  // queues of many plain jobs.
-  struct Waiting {
-    double priority, since;
-    std::uint32_t id;
-  };
-  std::vector<Waiting> waiting;
-  for (std::size_t p = 0; p < jobs.size(); ++p)
-    if (jobs[p].state == sch::JobState::pending)
-      waiting.push_back({jobs[p].priority, jobs[p].submit_time, order_id(*crius_jobs[p].first)});
-  for (std::size_t p = 0; p < plain.size(); ++p)
-    waiting.push_back({plain[p].priority, plain[p].submit_time, order_id(*plain_slurm[p])});
-  std::sort(waiting.begin(), waiting.end(), [](const Waiting& a, const Waiting& b) {
-    return std::tuple(-a.priority, a.since, a.id) < std::tuple(-b.priority, b.since, b.id);
-  });
-  std::vector<double> earliest_before(waiting.size() + 1, std::numeric_limits<double>::infinity());
-  for (std::size_t k = 0; k < waiting.size(); ++k) earliest_before[k + 1] = std::min(earliest_before[k], waiting[k].since);
-  for (std::size_t r = 0; r < jobs.size(); ++r) {
-    sch::Job& run = jobs[r];
-    if (run.state != sch::JobState::running) continue;
-    // The first waiting job of the same priority or a lower one (whole seconds: the same second counts).
-    auto k = std::lower_bound(waiting.begin(), waiting.end(), run.priority,
-                              [](const Waiting& w, double p) { return w.priority > p; });
-    const double above = earliest_before[static_cast<std::size_t>(k - waiting.begin())];
-    const bool same_ahead = k != waiting.end() && k->priority == run.priority && k->since <= run.first_start &&
-                            std::tuple(k->since, k->id) < std::tuple(run.submit_time, order_id(*crius_jobs[r].first));
-    run.opportunistic = above <= run.first_start || same_ahead;
   }
 
   // GPUs held by anything the policy may not move (jobs without a record, pinned jobs,
@@ -891,10 +852,19 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   sch::Scheduler scheduler(*m_impl->policy, tput, popts);
   // The queue: the crius jobs, then the plain ones (ids after theirs: no decision names one).
   std::vector<sch::Job> queue = jobs;
-  for (sch::Job& pj : plain) {
-    pj.id = static_cast<int>(queue.size());
-    queue.push_back(pj);
+  std::vector<std::uint64_t> order;  // Slurm's last tie-break: the job id, the array's for a task
+  for (const auto& cj : crius_jobs) order.push_back(order_id(*cj.first));
+  for (std::size_t p = 0; p < plain.size(); ++p) {
+    plain[p].id = static_cast<int>(queue.size());
+    queue.push_back(plain[p]);
+    order.push_back(order_id(*plain_slurm[p]));
   }
+  // Opportunistic, as the policy means it (sch::mark_opportunistic): in Slurm's order (higher
+  // priority; equal and eligible earlier; equal in the same second and a lower job id:
+  // sort_job_queue2 in src/slurmctld/job_scheduler.c), read off Slurm's state every round, so
+  // criusd keeps nothing between rounds and Slurm's own backfill starts count too. (Equal
+  // priorities are common: 24.11's default priority/multifactor with no weights gives every job 1.)
+  sch::mark_opportunistic(queue, now, order);
   auto decided = scheduler.decide(cluster, queue, now);
   // A policy that fails decides nothing this round; the moves in flight go on, and the report
   // says what is free as the jobs run.
