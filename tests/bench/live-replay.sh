@@ -67,12 +67,8 @@ chmod +x "$TEST_TMP/inner.sh"
 "$TOP/scripts/crius-lab" run --dir "$TEST_TMP/lab" --nodes "a40:${nodes}x2,a10:${nodes}x2" --accounting \
   --plugins "$B/plugins" --plugstack "$TOP/etc/plugstack.conf.d/crius.conf" --job-submit crius \
   --crius-conf "$conf" -- "$TEST_TMP/inner.sh" || { echo "live replay failed"; exit 1; }
-# The start latency of a job in trace seconds, fitted from the Slurm-alone runs: what a run held
-# its GPUs beyond its iterations at the shape it asked for (jobs.csv: the estimator's, which the
-# emulated jobs run at): the job's start, crius-launch, the ranks' start and their end.
-latency=$(awk -F, 'NR == FNR { if (FNR > 1) t[$1] = $5 * $12; next }
-  FNR > 1 && ($1 in t) { s += $4 - $3 - t[$1]; n++ }
-  END { printf "%.0f", (n ? (s / n > 0 ? s / n : 0) : 0) }' "$out/slurm/jobs.csv" "$out/slurm/runs.csv")
+# The start latency of a job in trace seconds, fitted from the Slurm-alone run.
+latency=$("$TOP/tests/bench/replay-latency" "$out")
 tick=$scale  # Slurm's passes: about one a wall second
 echo "crius-sim's live restart model: start latency ${latency} s (fitted), tick ${tick} s, grace $(( $(wall $grace) * scale )) s, restart $(( $(wall 60) * scale + latency )) s (criusd weighs $(( $(wall 60) * scale )) s)"
 sim=(--trace "$out/crius/trace.csv" --cluster "$conf" --interval $(( $(wall 300) * scale )) --oracle --max-gpus "$max_gpus"
@@ -106,3 +102,6 @@ awk -F, 'FNR == 1 { f++; next }
     printf "per job, crius/slurm JCT: %d of %d jobs faster with crius, worst %.2f (job %s); over 2x:%s\n",
       faster, n, worst, substr(wj, 1, 8), (over == "" ? " none" : over)
   }' "$out/crius/jobs.csv" "$out/slurm/runs.csv" "$out/crius/runs.csv"
+# How far the rules could go on these job lists (crius-sim): crius without the shipped bounds on
+# moves, and sia, which also reorders the queue.
+if [ "$settings" = shipped ]; then "$TOP/tests/bench/replay-bound" "$out"; fi
