@@ -142,9 +142,25 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
   for (const std::string& t : cluster.gpu_types()) gpu_seconds[t] = 0;
   const double t0 = jobs.empty() ? 0 : jobs[order[0]].submit_time;
   res.start = res.end = t0;
-  double now = t0, next_round = t0;
+  // Live: criusd's rounds keep their own clock, not the trace's: the first comes half an interval
+  // (the mean phase) after the first submission, not in the same instant.
+  const double first_round = t0 + (live ? interval / 2 : 0);
+  double now = t0, next_round = first_round;
   size_t arrived = 0, closed = 0;  // closed: finished or unrunnable
-  int waiting_reported = 0, submitted_since = 0;  // live: what job_submit knows of the queue
+  // Live: what job_submit knows when a crius job is submitted: criusd's report of its last round
+  // (the GPUs it left free, the jobs it left waiting; before the first, an empty cluster), less
+  // the Cells job_submit gave since where they fitted, and the crius jobs submitted since (it
+  // sees no plain job). The GPUs held for plain jobs ahead are Policy::arrive's to hold.
+  int waiting_reported = 0, submitted_since = 0;
+  FreeMap told(cluster);
+  ClusterState seen = cluster;  // a cluster whose free GPUs are `told`'s, for Scheduler::arrive
+  auto told_cluster = [&]() -> const ClusterState& {
+    for (size_t n = 0; n < seen.nodes.size(); ++n) seen.nodes[n].capacity = told.free(static_cast<int>(n));
+    for (const Job& r : jobs)  // the arrival's round takes the running jobs' GPUs off again
+      if (r.state == JobState::running)
+        for (int n : r.alloc.node_ids) seen.nodes[n].capacity += r.alloc.shape.gpus_per_node;
+    return seen;
+  };
   size_t idle_rounds = 0;
   // The jobs the resource manager starts (live: all; otherwise the plain ones), in queue order
   // (the trace's: submission, then id).
@@ -183,13 +199,18 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
         res.unrunnable.push_back("job " + j.name + ": " + ok.error());
         ++closed;
       } else if (live || j.kind == JobKind::plain) {
-        // Decided at its submission, on the GPUs free then and the jobs waiting as job_submit
-        // knows them (criusd's count at its last round, and every job submitted since: until
-        // criusd's next round sees it, a new job counts as waiting); Slurm starts it at once
-        // where it fits. A plain job waits for its request, in every restart model.
-        if (auto held = sched.arrive(cluster, jobs, j, now, waiting_reported + submitted_since))
+        // Decided at its submission, on the GPUs free and the jobs waiting as job_submit knows
+        // them (above: until criusd's next round sees it, a new crius job counts as waiting and
+        // its Cell as taken); Slurm starts it at once where it fits. A plain job waits for its
+        // request, in every restart model.
+        const bool by_job_submit = live && j.kind != JobKind::plain;
+        if (auto held = sched.arrive(by_job_submit ? told_cluster() : cluster, jobs, j, now,
+                                     waiting_reported + submitted_since)) {
           j.held = held->shape, j.held_partition = held->partition;
-        ++submitted_since;
+          if (by_job_submit)
+            if (auto a = told.place(held->partition, held->shape)) told.take(*a);
+        }
+        submitted_since += by_job_submit;
         queue.push_back(static_cast<size_t>(&j - jobs.data()));
         slurm_pass(now);
       }
@@ -232,11 +253,14 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
           break;
       }
     }
-    if (live && round) {  // criusd reports the jobs its round left waiting
+    if (live && round) {  // criusd reports the GPUs its round left free and the jobs left waiting
       waiting_reported = static_cast<int>(std::count_if(jobs.begin(), jobs.end(), [&](const Job& j) {
         return j.state == JobState::pending && j.submit_time <= now;
       }));
       submitted_since = 0;
+      told = FreeMap(cluster);
+      for (const Job& j : jobs)
+        if (j.state == JobState::running) told.take(j.alloc);
     }
     if (!queue.empty()) {  // live: every job; otherwise the plain ones
       std::sort(queue.begin(), queue.end(), [&](size_t a, size_t b) {
@@ -316,7 +340,7 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
     if (running == 0 && pending == 0 && arrived < order.size()) {
       double t = jobs[order[arrived]].submit_time;
       if (t > now) now = t0 + std::ceil((t - t0) / step) * step;
-      if (live) next_round = std::max(next_round, t0 + std::ceil((now - t0) / interval - 1e-9) * interval);
+      if (live) next_round = std::max(next_round, first_round + std::ceil((now - first_round) / interval - 1e-9) * interval);
     }
   }
   for (auto& [t, s] : gpu_seconds) res.gpu_seconds.emplace_back(t, s);

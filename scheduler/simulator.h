@@ -34,9 +34,11 @@ inline constexpr double kMaxTraceSeconds = 1e11;
 struct SimOptions {
   PolicyOptions policy;
   // The live restart model (PolicyOptions::restart_model live) runs the mechanics of Slurm with
-  // criusd: each job gets its Cell when it is submitted (Policy::arrive) and waits in it; every
+  // criusd: each job gets its Cell when it is submitted (Policy::arrive, on criusd's report of
+  // its last round less what was given since, as job_submit knows it) and waits in it; every
   // tick_s the resource manager starts, in queue order, each waiting job whose Cell fits the
-  // free GPUs; the policy's rounds come every interval_s (a multiple of tick_s); a job starts
+  // free GPUs; the policy's rounds come every interval_s (a multiple of tick_s), the first half
+  // an interval after the first submission; a job starts
   // making progress start_latency_s after it is started, and checkpoint_grace_s +
   // restart_cost_s after it is moved or resumed.
   double tick_s = 30;

@@ -471,7 +471,8 @@ namespace {
 // (`resize`) or preempted and started again on 1 GPU at t=200 (otherwise).
 class Scripted final : public cs::Policy {
  public:
-  explicit Scripted(bool resize, bool cell = false) : m_resize(resize), m_cell(cell) {}
+  // Starts job 0 on 1 x at 0; at `at`, resizes it to 2 x or preempts it; 100 s later resumes it.
+  explicit Scripted(bool resize, bool cell = false, double at = 100) : m_resize(resize), m_cell(cell), m_at(at) {}
   std::string name() const override { return "scripted"; }
   bool cell_policy() const override { return m_cell; }
   std::vector<cs::Target> schedule(const cs::Context& ctx) override {
@@ -486,13 +487,14 @@ class Scripted final : public cs::Policy {
       return a;
     };
     if (ctx.now == 0) t[0].alloc = on_x(1);
-    if (ctx.now == 100) t[0].alloc = m_resize ? on_x(2) : cs::Allocation{};
-    if (ctx.now == 200 && !m_resize) t[0].alloc = on_x(1);
+    if (ctx.now == m_at) t[0].alloc = m_resize ? on_x(2) : cs::Allocation{};
+    if (ctx.now == m_at + 100 && !m_resize) t[0].alloc = on_x(1);
     return t;
   }
 
  private:
   bool m_resize, m_cell;
+  double m_at;
 };
 }  // namespace
 
@@ -754,10 +756,11 @@ BOOST_AUTO_TEST_CASE(crius_gives_an_arriving_job_the_cell_of_its_objective) {
 }
 
 BOOST_AUTO_TEST_CASE(live_mechanics_start_at_submission_and_between_rounds) {
-  // fcfs, rounds of 100 s, Slurm's passes every 10 s, a start costs 5 s. Model a on x 2x2:
-  // 2.5 s per iteration. j0 (20 iterations) is submitted at 0 and starts at once: it runs
-  // from 5 and ends at 55. j1, submitted at 12, waits for x; the pass at 60 starts it (the
-  // round at 100 would have): it runs from 65 and ends at 115.
+  // fcfs, rounds of 100 s (criusd's clock: the first half an interval after the first
+  // submission, at 50), Slurm's passes every 10 s, a start costs 5 s. Model a on x 2x2: 2.5 s
+  // per iteration. j0 (20 iterations) is submitted at 0 and starts at once: it runs from 5 and
+  // ends at 55. j1, submitted at 12, waits for x; the pass at 60 starts it (the round at 150
+  // would have): it runs from 65 and ends at 115.
   auto t = table();
   cs::CachedThroughput tput(*t);
   cs::SimOptions so;
@@ -765,10 +768,14 @@ BOOST_AUTO_TEST_CASE(live_mechanics_start_at_submission_and_between_rounds) {
   so.policy.restart_model = cs::RestartModel::live;
   so.tick_s = 10;
   so.start_latency_s = 5;
+  std::vector<double> rounds;
+  so.on_round = [&](double now, const std::vector<cs::Job>&, const std::vector<cs::Decision>&) { rounds.push_back(now); };
   auto pol = cs::make_policy("fcfs", so.policy);
   BOOST_TEST_REQUIRE(pol.ok());
   auto r = cs::simulate(cluster(), {job(0, "a", "x", 4, 20), job(1, "a", "x", 4, 20, 12)}, **pol, tput, so);
   BOOST_TEST_REQUIRE(r.ok(), (r.ok() ? std::string() : r.error()));
+  BOOST_TEST(rounds == (std::vector<double>{50}), rounds.size() << " rounds");
+  so.on_round = nullptr;
   BOOST_TEST(r->jobs[0].first_start == 0);
   BOOST_TEST(std::abs(r->jobs[0].finish_time - 55) < 1e-6);
   BOOST_TEST(r->jobs[1].first_start == 60);
@@ -785,14 +792,45 @@ BOOST_AUTO_TEST_CASE(live_mechanics_start_at_submission_and_between_rounds) {
   BOOST_TEST(cs::restart_cost(so.policy, true, 4) == 50);
   BOOST_TEST(cs::restart_cost(so.policy, false, 4) == 50);
   // A preempted job is requeued: Slurm's next pass starts it again where it fits (here at
-  // once, on the GPUs it left), and it pays the restart: 10 iterations by 100, none until 150,
-  // the last 10 by 250.
+  // once, on the GPUs it left), and it pays the restart: preempted in the round at 150 after
+  // 15 iterations, none until 200, the last 5 by 250.
   so.start_latency_s = 0;
-  Scripted preempt(false);
+  Scripted preempt(false, false, 150);
   r = cs::simulate(cluster(), {job(0, "a", "x", 1, 20)}, preempt, tput, so);
   BOOST_TEST_REQUIRE(r.ok(), (r.ok() ? std::string() : r.error()));
   BOOST_TEST(r->jobs[0].reconfigurations == 1);
   BOOST_TEST(std::abs(r->jobs[0].finish_time - 250) < 1e-6);
+}
+
+BOOST_AUTO_TEST_CASE(live_arrivals_are_decided_on_criusds_last_report) {
+  // crius (adaptive), rounds of 100 s from 50, Slurm's passes every 10 s. Model a asking 1 x:
+  // its Cells within 4x are x 2x2 (the fastest, 2.5 s per iteration), y 2x2 (5 s) and, per
+  // GPU, x 1x1 then y 1x1 (fewer GPUs win ties).
+  auto t = table();
+  cs::CachedThroughput tput(*t);
+  cs::SimOptions so;
+  so.policy.interval_s = 100;
+  so.policy.restart_model = cs::RestartModel::live;
+  so.tick_s = 10;
+  auto pol = cs::make_policy("crius", so.policy);
+  BOOST_TEST_REQUIRE(pol.ok());
+  auto first_cell = [](const cs::Job& j) { return j.held.gpu + " " + std::to_string(j.held.gpus()); };
+  // j0 at 0: nothing waits (criusd's report of an empty cluster): the fastest, all of x. j1 at 5:
+  // no round since, so j0 counts as waiting and its Cell as taken: the most efficient Cell on
+  // y. (With a round between the two, j1 would see nobody waiting: y 2x2.)
+  auto r = cs::simulate(cluster(), {job(0, "a", "x", 1, 200), job(1, "a", "x", 1, 20, 5)}, **pol, tput, so);
+  BOOST_TEST_REQUIRE(r.ok(), (r.ok() ? std::string() : r.error()));
+  BOOST_TEST(first_cell(r->jobs[0]) == "x 4");
+  BOOST_TEST(first_cell(r->jobs[1]) == "y 1");
+  BOOST_TEST(r->jobs[1].first_start == 10);
+  // j0 (30 iterations) ends at 75, after the round at 50 reported x full; j1, submitted at 80
+  // before the next round, is decided on that report: x taken, nobody waiting: the fastest
+  // Cell of y, though x is free by then.
+  r = cs::simulate(cluster(), {job(0, "a", "x", 1, 30), job(1, "a", "x", 1, 20, 80)}, **pol, tput, so);
+  BOOST_TEST_REQUIRE(r.ok(), (r.ok() ? std::string() : r.error()));
+  BOOST_TEST(std::abs(r->jobs[0].finish_time - 75) < 1e-6);
+  BOOST_TEST(first_cell(r->jobs[1]) == "y 4");
+  BOOST_TEST(r->jobs[1].first_start == 80);
 }
 
 BOOST_AUTO_TEST_CASE(fixed_and_plain_jobs_are_outside_the_policys_rounds) {
