@@ -755,6 +755,17 @@ BOOST_AUTO_TEST_CASE(crius_gives_an_arriving_job_the_cell_of_its_objective) {
   BOOST_TEST(held->shape.gpus() == 4);
 }
 
+namespace {
+// The live restart model with rounds of 100 s and Slurm's passes every 10 s.
+cs::SimOptions live_options() {
+  cs::SimOptions so;
+  so.policy.interval_s = 100;
+  so.policy.restart_model = cs::RestartModel::live;
+  so.tick_s = 10;
+  return so;
+}
+}  // namespace
+
 BOOST_AUTO_TEST_CASE(live_mechanics_start_at_submission_and_between_rounds) {
   // fcfs, rounds of 100 s (criusd's clock: the first half an interval after the first
   // submission, at 50), Slurm's passes every 10 s, a start costs 5 s. Model a on x 2x2: 2.5 s
@@ -763,10 +774,7 @@ BOOST_AUTO_TEST_CASE(live_mechanics_start_at_submission_and_between_rounds) {
   // would have): it runs from 65 and ends at 115.
   auto t = table();
   cs::CachedThroughput tput(*t);
-  cs::SimOptions so;
-  so.policy.interval_s = 100;
-  so.policy.restart_model = cs::RestartModel::live;
-  so.tick_s = 10;
+  cs::SimOptions so = live_options();
   so.start_latency_s = 5;
   std::vector<double> rounds;
   so.on_round = [&](double now, const std::vector<cs::Job>&, const std::vector<cs::Decision>&) { rounds.push_back(now); };
@@ -808,10 +816,7 @@ BOOST_AUTO_TEST_CASE(live_arrivals_are_decided_on_criusds_last_report) {
   // GPU, x 1x1 then y 1x1 (fewer GPUs win ties).
   auto t = table();
   cs::CachedThroughput tput(*t);
-  cs::SimOptions so;
-  so.policy.interval_s = 100;
-  so.policy.restart_model = cs::RestartModel::live;
-  so.tick_s = 10;
+  const cs::SimOptions so = live_options();
   auto pol = cs::make_policy("crius", so.policy);
   BOOST_TEST_REQUIRE(pol.ok());
   auto first_cell = [](const cs::Job& j) { return j.held.gpu + " " + std::to_string(j.held.gpus()); };
