@@ -481,8 +481,11 @@ void run_search(Ctx& x, SearchState& st) {
           const bool overlapped = x.c.stack.overlap_grad_reduce || x.c.stack.overlap_param_gather;
           std::vector<int> zeros = x.brute || overlapped ? std::vector<int>{1, 0} : std::vector<int>{1};
           if (p.zero) zeros = {*p.zero};
-          // Alpa's plans keep every optimizer state on each DP rank (the artifact's runs, which the
-          // alpa profile is fitted on, were measured so).
+          // Alpa plans keep every optimizer state on each DP rank. Alpa itself shards them (the
+          // artifact ran it with prefer_reduce_scatter; its measured pure-DP memory falls as 1/dp),
+          // but the artifact's best-plan times fit better so: sharded states admit plans (plain DP
+          // of BERT 2.6B on 4 V100) that Alpa's planner did not run and that cost faster than it ran
+          // (docs/results.md, "What the cost model gets wrong on BERT").
           else if (dp == 1 || x.req.runtime == Runtime::alpa) zeros = {0};
           // The layers' memory depends on the ZeRO stage: prepared for the first one tried.
           k.zero = zeros.front();

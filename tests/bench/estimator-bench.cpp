@@ -128,13 +128,17 @@ static std::vector<Point> read_points(const std::string& path) {
 // Fitted constants: per GPU type, the large-GEMM efficiency of fp16 (bert, moe) and
 // of fp32 (wide_resnet) math; per runtime profile (alpa), the factor on
 // collectives that cross nodes.  Each is chosen on a grid to minimise the sum of
-// squared log errors; the inter-node factor jointly with the efficiencies.
+// squared log errors; the inter-node factor jointly with the efficiencies. The
+// efficiencies' grid step is 0.02; the same fit at steps 0.01, 0.03 and 0.04 (every
+// k-th point of a 0.01 grid) shows how far the leave-one-out figures move with the
+// fitter's resolution alone.
 static int accuracy(const std::string& cluster_path, const std::string& csv) {
   auto c = est::load_cluster(cluster_path);
   if (!c) return std::fprintf(stderr, "%s\n", c.error().c_str()), 2;
   auto pts = read_points(csv);
   std::vector<double> grid, fgrid = {1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8, 10};
-  for (double e = 0.06; e <= 1.0001; e += 0.02) grid.push_back(e);
+  for (int i = 0; i <= 94; ++i) grid.push_back(0.06 + 0.01 * i);
+  constexpr size_t kStride = 2;  // the reported fit: step 0.02
   const size_t N = pts.size(), F = fgrid.size(), K = grid.size();
   // pred[i][f * K + k]: best-plan iteration time (NAN: predicted infeasible).
   std::vector<std::vector<double>> pred(N, std::vector<double>(F * K, NAN));
@@ -175,8 +179,8 @@ static int accuracy(const std::string& cluster_path, const std::string& csv) {
     size_t f = 0;
     std::map<std::pair<std::string, bool>, size_t> k;  // grid index per group
   };
-  // Constants fitted on every timed point except `skip`.
-  auto fit = [&](size_t skip) {
+  // Constants fitted on every timed point except `skip`, on every `stride`-th grid point.
+  auto fit = [&](size_t skip, size_t stride) {
     Fit best;
     double best_err = INFINITY;
     for (size_t f = 0; f < F; ++f) {
@@ -185,7 +189,7 @@ static int accuracy(const std::string& cluster_path, const std::string& csv) {
       double total = 0;
       for (const auto& gr : groups) {
         double gbest = INFINITY;
-        for (size_t k = 0; k < K; ++k) {
+        for (size_t k = 0; k < K; k += stride) {
           double err = 0;
           for (size_t i = 0; i < N; ++i) {
             if (i == skip || pts[i].oom || group(i) != gr) continue;
@@ -205,12 +209,12 @@ static int accuracy(const std::string& cluster_path, const std::string& csv) {
   // (family, GPU, one node or more) -> signed LOO errors
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> by_class;
   int oom_right = 0, oom_total = 0, feas_wrong = 0;
-  const Fit all = fit(N);
+  const Fit all = fit(N, kStride);
   std::printf("%-12s %-5s %5s %-5s %5s %3s %9s %9s %7s\n", "model", "size", "batch", "gpu", "nodes", "gpn", "measured",
               "loo_pred", "err");
   for (size_t i = 0; i < N; ++i) {
     const Point& p = pts[i];
-    const Fit loo = fit(i);
+    const Fit loo = fit(i, kStride);
     const double t = pred[i][loo.f * K + loo.k.at(group(i))];
     if (p.oom) {
       ++oom_total;
@@ -249,6 +253,19 @@ static int accuracy(const std::string& cluster_path, const std::string& csv) {
   for (auto& [g, k] : all.k) std::printf(" %s/%s=%.2f", g.first.c_str(), g.second ? "fp32" : "fp16", grid[k]);
   std::printf("\nleave-one-out (%zu timed points): median abs rel error %.1f%%, p90 %.1f%%\n", loo_err.size(),
               100 * crius::util::median(loo_err), 100 * crius::util::percentile_linear(loo_err, 0.9));
+  std::printf("leave-one-out by the efficiencies' grid step (the figures' resolution):");
+  for (size_t stride : {1, 2, 3, 4}) {
+    std::vector<double> errs;
+    for (size_t i = 0; i < N; ++i) {
+      if (pts[i].oom) continue;
+      const Fit loo = fit(i, stride);
+      const double t = pred[i][loo.f * K + loo.k.at(group(i))];
+      if (!std::isnan(t)) errs.push_back(std::fabs(t / pts[i].measured - 1));
+    }
+    std::printf("%s %.2f: %.1f%% / %.1f%%", stride == 1 ? "" : ",", 0.01 * static_cast<double>(stride),
+                100 * crius::util::median(errs), 100 * crius::util::percentile_linear(errs, 0.9));
+  }
+  std::printf("\n");
   std::printf("in-sample (fit on all):           median %.1f%%, p90 %.1f%%\n", 100 * crius::util::median(in_err),
               100 * crius::util::percentile_linear(in_err, 0.9));
   std::printf("shipped constants (cost_constants): median %.1f%%, p90 %.1f%% over %zu points\n", 100 * crius::util::median(def_err),
