@@ -1,6 +1,8 @@
 // estimator-bench: speed and accuracy figures of the estimator.
 //   estimator-bench speed CLUSTER MODEL BATCH        one-Cell search and all-Cells ranking times
-//   estimator-bench accuracy CLUSTER MEASURED.csv    leave-one-out error against measured iteration times
+//   estimator-bench accuracy CLUSTER MEASURED.csv [HELDOUT.csv]
+//                                                    leave-one-out error against measured iteration times;
+//                                                    error on held-out ones with the constants fitted
 //   estimator-bench published CLUSTER RUNS.csv       error against published Megatron-LM runs, plan pinned
 //   estimator-bench memory CLUSTER DP_MEMORY.csv [experts-sharded]
 //                                                    pure data parallelism's memory per GPU against measured
@@ -15,6 +17,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "common/util.h"
@@ -132,10 +135,19 @@ static std::vector<Point> read_points(const std::string& path) {
 // efficiencies' grid step is 0.02; the same fit at steps 0.01, 0.03 and 0.04 (every
 // k-th point of a 0.01 grid) shows how far the leave-one-out figures move with the
 // fitter's resolution alone.
-static int accuracy(const std::string& cluster_path, const std::string& csv) {
+static int accuracy(const std::string& cluster_path, const std::string& csv, const std::string& heldout_csv) {
   auto c = est::load_cluster(cluster_path);
   if (!c) return std::fprintf(stderr, "%s\n", c.error().c_str()), 2;
   auto pts = read_points(csv);
+  std::vector<Point> held;
+  size_t held_elsewhere = 0;  // held-out points on an allocation no partition of the cluster has
+  for (const Point& p : heldout_csv.empty() ? std::vector<Point>{} : read_points(heldout_csv)) {
+    const bool fits = std::any_of(c->partitions.begin(), c->partitions.end(), [&](const est::Partition& part) {
+      return part.gpu == p.gpu && part.nodes >= p.nodes && part.gpus_per_node >= p.gpn;
+    });
+    if (fits) held.push_back(p);
+    else ++held_elsewhere;
+  }
   std::vector<double> grid, fgrid = {1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8, 10};
   for (int i = 0; i <= 94; ++i) grid.push_back(0.06 + 0.01 * i);
   constexpr size_t kStride = 2;  // the reported fit: step 0.02
@@ -143,35 +155,41 @@ static int accuracy(const std::string& cluster_path, const std::string& csv) {
   // pred[i][f * K + k]: best-plan iteration time (NAN: predicted infeasible).
   std::vector<std::vector<double>> pred(N, std::vector<double>(F * K, NAN));
   std::vector<double> pred_default(N, NAN);
-  for (size_t i = 0; i < N; ++i) {
-    const Point& p = pts[i];
-    auto m = c->models.resolve(p.model + "__" + p.size);
-    if (!m) return std::fprintf(stderr, "%s\n", m.error().c_str()), 2;
+  for (const std::vector<Point>* set : {&std::as_const(pts), &std::as_const(held)})
+    for (const Point& p : *set) {
+      if (auto m = c->models.resolve(p.model + "__" + p.size); !m)
+        return std::fprintf(stderr, "%s\n", m.error().c_str()), 2;
+      if (!c->gpus.find(p.gpu)) return std::fprintf(stderr, "unknown gpu %s\n", p.gpu.c_str()), 2;
+    }
+  // Best-plan iteration time of `p` with efficiency `eff` and inter-node factor `factor`
+  // (eff < 0: the cluster's own constants); NAN where it is predicted not to fit.
+  auto estimate = [&](const Point& p, double eff, double factor) {
     est::Request req;
-    req.model = *m;
+    req.model = *c->models.resolve(p.model + "__" + p.size);
     req.global_batch = p.batch;
     req.runtime = est::Runtime::alpa;
-    const est::GpuType* g = c->gpus.find(p.gpu);
-    if (!g) return std::fprintf(stderr, "unknown gpu %s\n", p.gpu.c_str()), 2;
-    est::Estimate d = est::best_for_allocation(req, *c, p.gpu, p.nodes, p.gpn);
-    if (d.feasible) pred_default[i] = d.iter_time_s;
+    est::SearchOptions o;
+    if (eff >= 0) {
+      est::CostConstants cc = est::cost_constants(c->gpus, *c->gpus.find(p.gpu), est::Runtime::alpa);
+      cc.gemm_efficiency = cc.fp32_efficiency = eff;
+      cc.inter_node_factor = factor;
+      o.constants = cc;
+    }
+    est::Estimate e = est::best_for_allocation(req, *c, p.gpu, p.nodes, p.gpn, o);
+    return e.feasible ? e.iter_time_s : NAN;
+  };
+  for (size_t i = 0; i < N; ++i) {
+    pred_default[i] = estimate(pts[i], -1, 0);
     for (size_t f = 0; f < F; ++f)
-      for (size_t k = 0; k < K; ++k) {
-        est::SearchOptions o;
-        est::CostConstants cc = est::cost_constants(c->gpus, *g, est::Runtime::alpa);
-        cc.gemm_efficiency = cc.fp32_efficiency = grid[k];
-        cc.inter_node_factor = fgrid[f];
-        o.constants = cc;
-        est::Estimate e = est::best_for_allocation(req, *c, p.gpu, p.nodes, p.gpn, o);
-        if (e.feasible) pred[i][f * K + k] = e.iter_time_s;
-      }
+      for (size_t k = 0; k < K; ++k) pred[i][f * K + k] = estimate(pts[i], grid[k], fgrid[f]);
   }
   // The A10 and A40 are the same GA102 chip: one fp32 efficiency for both (the
   // A10's fp32 points are all multi-node, too few to separate it from the network).
-  auto group = [&](size_t i) {
-    const bool f32 = pts[i].model == "wide_resnet";
-    return std::make_pair(f32 && pts[i].gpu == "a10" ? std::string("a40") : pts[i].gpu, f32);
+  auto group_of = [](const Point& p) {
+    const bool f32 = p.model == "wide_resnet";
+    return std::make_pair(f32 && p.gpu == "a10" ? std::string("a40") : p.gpu, f32);
   };
+  auto group = [&](size_t i) { return group_of(pts[i]); };
   std::vector<std::pair<std::string, bool>> groups;
   for (size_t i = 0; i < N; ++i)
     if (std::find(groups.begin(), groups.end(), group(i)) == groups.end()) groups.push_back(group(i));
@@ -272,6 +290,40 @@ static int accuracy(const std::string& cluster_path, const std::string& csv) {
               100 * crius::util::percentile_linear(def_err, 0.9), def_err.size());
   std::printf("OOM points predicted infeasible: %d of %d; measured-feasible points predicted OOM: %d\n", oom_right,
               oom_total, feas_wrong);
+  if (held.empty()) return 0;
+  // Held out: the constants fitted on every calibration point predict points nothing was fitted on.
+  std::printf("\nheld out (%s; constants fitted on all calibration points; %zu points on allocations the cluster "
+              "does not have left out):\n", heldout_csv.c_str(), held_elsewhere);
+  for (size_t stride : {2, 1, 3, 4}) {
+    const Fit fitted = fit(N, stride);
+    std::vector<double> errs;
+    std::map<std::string, std::vector<double>> by_family;
+    int h_oom_right = 0, h_oom = 0, h_feas_wrong = 0;
+    for (const Point& p : held) {
+      const double t = estimate(p, grid[fitted.k.at(group_of(p))], fgrid[fitted.f]);
+      if (p.oom) {
+        ++h_oom;
+        h_oom_right += std::isnan(t);
+      } else if (std::isnan(t)) {
+        ++h_feas_wrong;
+      } else {
+        errs.push_back(std::fabs(t / p.measured - 1));
+        by_family[p.model].push_back(errs.back());
+      }
+    }
+    std::printf("  grid step %.2f: %zu timed points, median abs rel error %.1f%%, p90 %.1f%%",
+                0.01 * static_cast<double>(stride), errs.size(), 100 * crius::util::median(errs),
+                100 * crius::util::percentile_linear(errs, 0.9));
+    if (stride == kStride) {
+      std::printf(" (");
+      for (const auto& [family, e] : by_family)
+        std::printf("%s%s %zu: %.1f%% / %.1f%%", family == by_family.begin()->first ? "" : ", ", family.c_str(),
+                    e.size(), 100 * crius::util::median(e), 100 * crius::util::percentile_linear(e, 0.9));
+      std::printf("); OOM points predicted infeasible: %d of %d; measured-feasible points predicted OOM: %d",
+                  h_oom_right, h_oom, h_feas_wrong);
+    }
+    std::printf("\n");
+  }
   return 0;
 }
 
@@ -479,12 +531,12 @@ static int memory(const std::string& cluster_path, const std::string& csv, bool 
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "speed" && argc == 5) return speed(argv[2], argv[3], std::atoi(argv[4]));
-  if (mode == "accuracy" && argc == 4) return accuracy(argv[2], argv[3]);
+  if (mode == "accuracy" && (argc == 4 || argc == 5)) return accuracy(argv[2], argv[3], argc == 5 ? argv[4] : "");
   if (mode == "published" && argc == 4) return published(argv[2], argv[3]);
   if (mode == "memory" && argc == 4) return memory(argv[2], argv[3], false);
   if (mode == "memory" && argc == 5 && std::string(argv[4]) == "experts-sharded") return memory(argv[2], argv[3], true);
   std::fprintf(stderr,
-               "usage: estimator-bench speed CLUSTER MODEL BATCH | accuracy CLUSTER MEASURED.csv | published CLUSTER "
+               "usage: estimator-bench speed CLUSTER MODEL BATCH | accuracy CLUSTER MEASURED.csv [HELDOUT.csv] | published CLUSTER "
                "RUNS.csv | memory CLUSTER DP_MEMORY.csv [experts-sharded]\n");
   return 2;
 }
