@@ -139,6 +139,8 @@ static int accuracy(const std::string& cluster_path, const std::string& csv, con
   auto c = est::load_cluster(cluster_path);
   if (!c) return std::fprintf(stderr, "%s\n", c.error().c_str()), 2;
   auto pts = read_points(csv);
+  if (!heldout_csv.empty() && !read_csv(heldout_csv))
+    return std::fprintf(stderr, "%s: cannot open\n", heldout_csv.c_str()), 2;
   std::vector<Point> held;
   size_t held_elsewhere = 0;  // held-out points on an allocation no partition of the cluster has
   for (const Point& p : heldout_csv.empty() ? std::vector<Point>{} : read_points(heldout_csv)) {
@@ -291,6 +293,11 @@ static int accuracy(const std::string& cluster_path, const std::string& csv, con
   std::printf("OOM points predicted infeasible: %d of %d; measured-feasible points predicted OOM: %d\n", oom_right,
               oom_total, feas_wrong);
   if (held.empty()) return 0;
+  for (const Point& p : held)
+    if (!all.k.count(group_of(p)))
+      return std::fprintf(stderr, "%s: no calibration point fits the constant of %s on %s\n", heldout_csv.c_str(),
+                          p.model.c_str(), p.gpu.c_str()),
+             2;
   // Held out: the constants fitted on every calibration point predict points nothing was fitted on.
   std::printf("\nheld out (%s; constants fitted on all calibration points; %zu points on allocations the cluster "
               "does not have left out):\n", heldout_csv.c_str(), held_elsewhere);
