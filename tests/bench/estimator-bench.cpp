@@ -275,13 +275,14 @@ static int accuracy(const std::string& cluster_path, const std::string& csv, con
               100 * crius::util::median(loo_err), 100 * crius::util::percentile_linear(loo_err, 0.9));
   std::printf("leave-one-out by the efficiencies' grid step (the figures' resolution):");
   for (size_t stride : {1, 2, 3, 4}) {
-    std::vector<double> errs;
-    for (size_t i = 0; i < N; ++i) {
+    std::vector<double> errs;  // at kStride: loo_err, above
+    for (size_t i = 0; i < N && stride != kStride; ++i) {
       if (pts[i].oom) continue;
       const Fit loo = fit(i, stride);
       const double t = pred[i][loo.f * K + loo.k.at(group(i))];
       if (!std::isnan(t)) errs.push_back(std::fabs(t / pts[i].measured - 1));
     }
+    if (stride == kStride) errs = loo_err;
     std::printf("%s %.2f: %.1f%% / %.1f%%", stride == 1 ? "" : ",", 0.01 * static_cast<double>(stride),
                 100 * crius::util::median(errs), 100 * crius::util::percentile_linear(errs, 0.9));
   }
