@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius — hand-written, non-recursive Makefile (git's pattern).
 #
 # `./configure` writes config.mk, which this file includes. On a fresh clone, any

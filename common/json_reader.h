@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Strict reading of one JSON object: unknown keys, wrong types and values out of
 // range are errors that name the object (`what`) and the key.
 #pragma once

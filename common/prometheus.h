@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The Prometheus text exposition format, as criusd and job_submit write their counters for
 // node_exporter's textfile collector (criusd(8), job_submit_crius(8): METRICS).
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Small helpers every part of crius shares: splitting and joining text, numbers
 // parsed strictly and printed compactly, CSV lines (with quotes), files,
 // percentiles, and a 64-bit digest.  Nothing here throws.

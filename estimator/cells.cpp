@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Which Cells a cluster can give a model, and their ranking.
 #include <algorithm>
 #include <optional>

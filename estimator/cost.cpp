@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Per-layer FLOPs/bytes/parameters/activations, collectives, optimizer, and
 // the named cost constants per GPU type and runtime profile.
 #include "estimator/cost.h"

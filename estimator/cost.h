@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Internal to the estimator: the model's per-layer description, the collective-time
 // model, and the cost of one layer under one point of the plan space (cost.cpp); the
 // split search (search.cpp) and the Cell enumeration (cells.cpp) build on them.

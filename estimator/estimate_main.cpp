@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // crius-estimate: rank the Cells of a cluster for one training job, or
 // estimate one allocation.  See crius-estimate(1).
 #include <cstdio>

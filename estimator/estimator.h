@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // libcrius core: model and GPU catalogues, cluster description, Cells, the
 // in-Cell plan search and the cost and memory model.  See crius-estimate(1)
 // and crius.toml(5).

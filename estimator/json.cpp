@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The --json cell object of crius-estimate.
 #include "estimator/estimator.h"
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # estimator/: libcrius core (models, hardware, Cells, plan search, cost and memory
 # model), crius-estimate and crius-discover.
 LIBCRIUS_SRCS += estimator/plan.cpp estimator/toml_util.cpp estimator/catalog.cpp estimator/cluster.cpp \

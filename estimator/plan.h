@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The Cell and the Plan: the one definition every part of crius uses (the
 // estimator, the scheduler, job_submit, criusd, crius-launch and the runtime),
 // with their one codec: a text form for Cells and a versioned JSON form for

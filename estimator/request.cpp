@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Checks of an estimation request before any estimate.
 #include "estimator/cost.h"
 

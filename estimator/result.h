@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Recoverable errors as values (ccache's pattern): a Result<T> holds either a
 // value or a message that names the file, line, key or option at fault.
 // Only truly fatal conditions throw; main() maps them to exit codes.

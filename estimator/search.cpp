@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The in-Cell plan search: for one Cell, every DP x TP shape, micro-batching,
 // recomputation, schedule and ZeRO stage, each with its best layer split under the
 // memory cap; estimate_cell() keeps the fastest, estimate_plan() costs one given plan.

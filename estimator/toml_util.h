@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Internal helpers for strict TOML reading: every error names file:line:col
 // and the key; unknown keys are errors with close matches.
 #pragma once

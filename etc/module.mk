@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # etc/: default configuration, GPU and model catalogues, example clusters, calibration tables.
 # Paths relative to etc/crius; installed under $(sysconfdir)/crius.
 ETC_FILES += gpus.toml models.toml crius.toml \

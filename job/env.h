@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The CRIUS_* environment: one table of every variable crius writes or reads
 // (name, who writes it, what it means), and the functions that write them, so
 // that every writer produces the same names from the same record and plan.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A job's progress, as its program reports it and criusd reads it (crius(7)).
 //
 // Rank 0 of the program prints "crius-progress: DONE/TOTAL" on stderr (crius-train does, at

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The crius record of a Slurm job: what the user asked, the Cell and plan the job
 // runs, and criusd's move in flight.  job_submit writes it into the job's
 // AdminComment at submission, criusd rewrites it when it moves the job, and

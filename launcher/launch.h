@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // crius-launch's parts (crius-launch(1)): launch_main.cpp reads the options and
 // the plan and builds the mpirun/srun command; watch.cpp runs it and stops every
 // rank when one fails; rank_exec.cpp is the per-rank shim mpirun/srun start.

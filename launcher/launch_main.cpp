@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // crius-launch: starts one rank per GPU for a plan (mpirun or srun), gives each
 // rank the torchrun-style and CRIUS_* environment, and reports the first rank
 // that failed (crius-launch(1)).  The same binary is the per-rank shim

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Rank layout of a training plan (estimator::Plan): which global rank runs which
 // pipeline stage, data-parallel replica and tensor-parallel slice, the TP/DP/PP
 // groups, and on which host every rank sits. Pure C++ (no MPI): crius-launch, the

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # launcher/: crius-launch, the rank layout (libcrius_launch.a, pure C++), the
 # MPI/NCCL runtime (libcrius_runtime.a) and the crius-train reference trainer.
 # CUDA/NCCL parts build only when config.mk says HAVE_CUDA=1 / HAVE_NCCL=1.

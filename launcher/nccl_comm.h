@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // NCCL communicators matching the runtime's MPI groups (built only with
 // HAVE_NCCL=1). The world communicator comes from one unique id that rank 0
 // creates and MPI_Bcast shares; TP, DP and PP communicators from ncclCommSplit,

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Where crius-launch gets the plan it runs (crius-launch(1)), each source read
 // into the one estimator::Plan:
 //   --plan FILE        crius-estimate's JSON (the first feasible Cell), one Cell, or a plan

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What crius-launch hands each rank (crius-launch(1), ENVIRONMENT): the launch
 // spec that travels to the per-rank shim in CRIUS_LAUNCH_SPEC, and the
 // environment the shim builds from it for one rank.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // crius-launch --rank-exec: the per-rank shim (launch.h).  It sets the rank's
 // environment (rank_env.h), runs the program, forwards signals to it, and reports
 // how it ended in the line run_and_watch reads.

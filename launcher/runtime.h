@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // crius runtime: what a C++ training program linked with libcrius_runtime.a
 // gets from `crius-launch`: the plan and this rank's place in it, checked
 // collectively, and MPI communicators for its TP, DP and PP groups. With NCCL

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // crius-launch: runs the MPI launcher and watches the ranks' reports (launch.h).
 #include <fcntl.h>
 #include <poll.h>

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The estimator (libcrius) as the scheduler's throughput source, and the
 // scheduler's view of an estimator cluster.
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // crius-import-sacct: a site's sacct history as a crius-sim trace (crius-import-sacct(1)).
 #include <fstream>
 #include <iostream>

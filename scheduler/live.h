@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A trace replayed on a real Slurm cluster (crius-replay(1)): what each job must ask Slurm
 // for without crius, and the runs Slurm's accounting recorded, read back as a SimResult so
 // that live and simulated runs share one summary, JSON and plot.

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # scheduler/: the scheduler core (cluster state, jobs, policies incl. the
 # baselines) in $(B)/libcrius_sched.a, and crius-sim.
 SCHED_SRCS := scheduler/objective.cpp scheduler/types.cpp scheduler/throughput.cpp \

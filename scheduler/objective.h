@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Which of a job's Cells it gets: the one rule that job_submit applies at submission,
 // crius-sim at an arrival, and the crius policy in every round (its fit step), so that a
 // site's [job_submit] objective means the same wherever a Cell is chosen (job_submit_crius(8)).

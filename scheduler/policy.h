@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The one policy interface. A policy sees one round (cluster, the active jobs,
 // the time, a throughput source) and returns the allocation it wants each
 // active job to hold; the Scheduler turns that into decisions. Policies keep no

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A site's own history as a crius-sim trace: the jobs of an `sacct -P` export, each mapped
 // to a model and a global batch by rules on its name, account, user or comment, with the
 // iterations it ran estimated from its run time on the GPUs it had (crius-import-sacct(1)).

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The driver-independent scheduler: cluster state + jobs + now in, decisions out.
 // crius-sim (simulated clock) and criusd (Slurm) both drive it, each round
 // passing the full state; it keeps nothing between rounds.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // crius-sim: trace-driven simulation of the scheduler policies (crius-sim(1)).
 #include <unistd.h>
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The simulated-clock driver of the Scheduler (what crius-sim runs): jobs
 // arrive from a trace, every `interval_s` the Scheduler decides, decisions are
 // applied, and progress is integrated at the Cell-optimal speed of each job's

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Where the scheduler gets the speed of a job on an allocation.
 //
 // best():           the Cell-optimal plan for the allocation (what the job runs at).

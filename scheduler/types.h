@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Scheduler core data: the cluster as the scheduler sees it (nodes of one GPU
 // type each, grouped in partitions), jobs, allocations and decisions.
 // Everything a round needs is in these values: a driver (crius-sim, criusd)

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // How a Cell is written on a Slurm job description: the one definition that
 // job_submit (a job being submitted) and criusd (slurm_update_job on a pending
 // job) share.  Each passes its own way to replace a string field: slurmctld's

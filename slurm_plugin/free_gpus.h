@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The GPUs criusd's policy left free, per node of each crius partition, and who each crius
 // partition lets in: what criusd publishes every round so that job_submit gives a new job a
 // Cell that can start now, in a partition the job may use (criusd(8), job_submit_crius(8):

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A job's own progress in its Comment (job/progress.h): crius-launch writes it as the job's
 // user, through slurmctld. Linked by crius-launch only.
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Naming one job to slurmctld, and finding it in an answer, when it may be a task of a job
 // array: asked for by the array's id, slurmctld answers with (and updates) every task.
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // job_submit/crius: the Slurm side of the submission path (job_submit_crius(8)).
 //
 // A thin shim: everything Slurm-specific is here, the decision is in submit.cpp.

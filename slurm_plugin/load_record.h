@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The crius record of a job, read from slurmctld (one slurm_load_job, as the
 // calling user): what srun's SPANK plugin gives a job's tasks and what
 // crius-launch runs.  The host process provides libslurm (srun) or links it

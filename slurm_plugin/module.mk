@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # slurm_plugin/: the submission path (see DESIGN.md): spank_crius.so (the --crius-*
 # options of sbatch/srun/salloc) and job_submit_crius.so (slurmctld picks and applies
 # the Cell). Both are C++ behind extern "C", not linked with -lslurm (the host

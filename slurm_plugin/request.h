@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The crius request of one job, as the SPANK plugin forwards it to slurmctld in
 // spank_job_env, and the strict parser the job_submit plugin runs on it.
 //

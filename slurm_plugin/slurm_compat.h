@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What differs between the Slurm releases crius's plugins are built against, in one place.
 // Each difference names the release and the Slurm source file where it starts. Include after
 // <slurm/slurm.h> (SLURM_VERSION_NUMBER).

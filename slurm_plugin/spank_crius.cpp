@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // spank/crius: the --crius-* options of sbatch, srun and salloc (spank_crius(8)).
 //
 // The plugin symbols and the dispatch on the SPANK context; the work is in

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // State shared by the SPANK plugin's parts (spank_crius(8)): spank_crius.cpp (the
 // plugin symbols, plugstack.conf arguments and the dispatch on the context) and
 // spank_submit.cpp (the local and allocator contexts: sbatch, srun and salloc on the

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // spank/crius on the submit host (local and allocator contexts: srun, sbatch, salloc):
 // validate each option where the user sees the error, read a model file here
 // (slurmctld never opens a user's path) and forward it in spank_job_env; Slurm

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The job_submit plugin's C++ core: the [job_submit] configuration, and the
 // decision for one crius job (which Cell, which plan, what to write on the job).
 // No Slurm types here; job_submit_crius.cpp applies a Decision to a job_desc.

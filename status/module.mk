@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # status/: crius-status, a user's view of what crius did and does to their jobs (the job's
 # record read from slurmctld, as the user: its Cell, the move in flight, the moves criusd made).
 PROGRAMS += $(B)/bin/crius-status

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // crius-status: what crius did and does to a job, for its user (crius-status(1)). Reads each
 // job from slurmctld once, as the calling user, and prints its crius record: the Cell and plan,
 // the move in flight, the moves criusd made and how each ended.

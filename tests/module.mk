@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Tests. Every tests/unit/test_*.cpp is one Boost.Test binary (it defines
 # BOOST_TEST_MODULE), linked with the component archives and libcrius.
 # Script suites (tests/{cli,mpi,slurm,gpu,fuzz}/*.sh) need no rule here;

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // crius-discover: describe a GPU node for crius.toml and slurm.conf from its
 // hwloc topology.  See crius-discover(1).
 #include <cerrno>

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # estimator/discover/: crius-discover (hwloc).  The topology reading and the
 # output formats live in libcrius_discover.a so unit tests can drive them.
 DISCOVER_LIB := $(B)/libcrius_discover.a

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // crius-discover's outputs: JSON node description, TOML [[partition]] with a
 // commented details block, slurm.conf/gres.conf lines, and `merge`.
 #include <algorithm>

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // crius-discover's library part: read a machine's topology with hwloc (live or
 // from an `lstopo --of xml` export), find its GPUs, NVLink/NVSwitch domains,
 // NUMA locality and network adapters, name the GPUs with the GPU catalogue and

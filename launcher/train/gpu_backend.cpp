@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // crius-train's GPU backend (built with HAVE_CUDA=1): matrix products on cuBLAS
 // and, with NCCL, the TP/DP all-reduces on the runtime's NCCL communicators.
 // Activations stay in host memory between operations (the trainer's model is

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // crius-train's model: a small GPT-like decoder (token + position embedding,
 // L blocks of causal multi-head attention and a GELU MLP with residuals, an
 // untied LM head, next-token cross-entropy) trained with plain SGD under a

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // crius-train's prediction: the estimator's iteration time for the plan being
 // run, on a profile of this machine measured at start.  Every rank measures at
 // the same time, so shared or oversubscribed cores are in the figures.

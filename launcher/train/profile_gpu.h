@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // crius-profile's GPU path (built with HAVE_CUDA=1): cuBLAS GEMMs at transformer shapes for
 // each math type and device memory bandwidth on this rank's GPU, timed with CUDA events; with
 // NCCL, collectives over all ranks' GPUs.

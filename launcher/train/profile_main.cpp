@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // crius-profile: measures this machine the way the estimator costs it, fits the estimator's
 // constants for it, and writes a calibration: a GPU catalogue entry and a collective table
 // (crius-profile(1)). CPU path: crius-train's own kernels and MPI.

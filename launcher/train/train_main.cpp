@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // crius-train: the reference trainer. Runs the plan crius-launch gave it on a
 // small GPT-like model, reports measured iteration time, checks itself against
 // a one-rank run (--verify), and checkpoints on a signal so a moved job resumes.

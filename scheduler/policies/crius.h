@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Crius: the Cell-aware policy of the paper (see crius(7), POLICIES).
 // Each round, in queue order (the core's: priority, then FIFO or earliest deadline):
 //  1. fit the job on the Cell its objective takes (objective.h; adaptive: the best

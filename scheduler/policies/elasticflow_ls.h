@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // ElasticFlow (ASPLOS'23) with loosened deadlines: fixed GPU type, elastic
 // count. Each job gets the fewest GPUs that meet its deadline (earliest

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // FCFS: every job gets exactly the GPU type and count it asked for, in submission order.
 // `fcfs` keeps one queue per GPU type, as most sites run one partition per type: a blocked

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Gandiva (OSDI'18), as the Crius paper ran it: keeps the requested GPU type;
 // packs jobs without head-of-line blocking, migrates jobs to consolidate them,

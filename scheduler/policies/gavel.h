@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Gavel (OSDI'20), max-sum-throughput policy: an LP (GLPK) over the share of
 // time each job spends on each GPU type; jobs run with their requested count

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Sia (SOSP'23): an ILP (GLPK) choosing one (GPU type, count) configuration
 // per job to maximise the sum of concave (square-root) normalised goodput,

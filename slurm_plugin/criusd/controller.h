@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // One criusd round, without Slurm: a Snapshot of nodes and crius jobs goes in,
 // the scheduler core's `crius` policy (the same code crius-sim runs) decides,
 // and the decisions come out as Slurm actions. All state lives in Slurm (the

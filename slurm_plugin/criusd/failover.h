@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // With a backup slurmctld (several SlurmctldHost lines), criusd runs beside each controller and
 // acts only beside the one in control: its free-GPU report then lands where the active
 // job_submit reads it, and two criusd never move the same jobs (criusd(8), FAILOVER).

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Slurm's rules on who may run what, where, as criusd applies them to every Cell it gives a job
 // (criusd(8), SLURM'S RULES): a partition's access lists, state, node and time limits, and,
 // where Slurm enforces them (AccountingStorageEnforce=limits), the GPU and node limits of the

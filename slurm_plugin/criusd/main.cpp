@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // criusd: re-decides the Cells of all crius jobs every round through Slurm.
 // See criusd(8).
 #include <fcntl.h>

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // criusd's counters in the Prometheus text exposition format, written after every round to
 // [criusd] metrics_file for node_exporter's textfile collector (criusd(8), METRICS).
 #pragma once

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # slurm_plugin/criusd/: criusd, the controller (libslurm + the scheduler core).
 # The Slurm-free part (snapshot, record, controller, metrics) is an archive the unit tests link.
 LIBCRIUSD := $(B)/libcrius_criusd.a

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // criusd's only contact with Slurm: read nodes, reservations and jobs, and change one job.
 // A job is named by slurm_id() (snapshot.h): a task of an array as "A_T", so that a request
 // reaches that task alone.

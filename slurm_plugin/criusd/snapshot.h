@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What criusd reads from Slurm each round, as plain values: nodes and jobs.
 // The live source is SlurmClient (libslurm); a snapshot can also be saved as
 // JSON and replayed (`criusd --state FILE`), which the benchmark uses.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The Cell choice on the largest site of issue 30: llama2-70b, global batch 1024, on 65,536 H100
 # (tests/data/estimator/h100-8192.toml: one partition of 8,192 nodes x 8). Targets: the whole
 # crius-estimate --top 1 process <= 0.1 s; job_submit in process p99 <= 20 ms, within its work

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # One criusd round over 1,000 crius jobs on the paper's 1,280-GPU cluster, and over 10,000 on
 # 65,536 GPUs (tests/data/criusd/site-65536.toml: four types, 2,048 nodes x 8 each), decided on a
 # recorded cluster state (criusd --state). Targets: 1,000 jobs <= 1 s; 10,000 jobs: a later

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A recorded cluster state for criusd --state (criusd(8)) built from the philly trace.
 
 usage: criusd-state.py TRACE OUT JOBS TYPE:NODESxGPUS[,...]

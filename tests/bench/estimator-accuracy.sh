@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Accuracy of crius's best-plan estimate (runtime profile alpa) against the
 # iteration times measured by the Crius/Arena authors on A100/V100/A40/A10
 # (tests/data/estimator/measured-calibration.csv). One constant per GPU type

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // estimator-bench: speed and accuracy figures of the estimator.
 //   estimator-bench speed CLUSTER MODEL BATCH        one-Cell search and all-Cells ranking times
 //   estimator-bench accuracy CLUSTER MEASURED.csv [HELDOUT.csv]

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Speed of the estimator: one Cell with its full plan search (median over every
 # feasible Cell), and all Cells of GPT-3 175B on the paper's 1,280-GPU cluster.
 set -eu

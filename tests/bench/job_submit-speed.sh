@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What job_submit/crius adds per submission (targets: a typical request <= 5 ms at p99, a 70B
 # model on a cluster with 4 GPU types; the worst request we could build <= 20 ms).
 #  1. in-process: parse + decide for llama2-70b (global batch 1024) on a 4-type cluster

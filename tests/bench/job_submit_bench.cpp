@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // In-process speed of job_submit/crius: what the plugin adds per submission.
 // Usage: job_submit-bench CRIUS_TOML MODEL GLOBAL_BATCH [REPEATS]
 //   MODEL: a catalogue name, or "spec:" and a model spec (estimator::to_spec), as the SPANK

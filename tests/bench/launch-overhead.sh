@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Launcher overhead: wall time of crius-launch bringing up N ranks that initialise
 # the crius runtime (collective plan check, TP/DP/PP communicators, one TP
 # all-reduce), against plain mpirun of the same program with the same plan and

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The same slice of the testbed trace replayed live both ways on a lab cluster shaped like the
 # paper's testbed (16 x 2 A40 + 16 x 2 A10, one slurmd per node, accounting in slurmdbd +
 # MariaDB): Slurm alone, then crius (job_submit + criusd), and crius-sim's prediction of both

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every policy on the artifact's simulation traces (philly 1,938 jobs, venus 438, pai 125)
 # with the paper's 1,280-GPU cluster, as the artifact's simulator ran them: iterations
 # divided by 5 (--iter-scale 0.2), rounds of 300 s; noisy truth (the default: jobs run at the

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-sim at a large site's scale (issue 30): 50,000 jobs (philly's, lap after lap, arrivals
 # compressed to the same load per GPU: tests/bench/sim-trace.py) on 65,536 GPUs
 # (tests/data/criusd/site-65536.toml) under crius. Target: <= 10 minutes, <= 4 GiB.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Speed of the scheduler core: the whole philly trace (1,938 jobs, 1,280 GPUs)
 # under crius on one core (target <= 60 s), and the 99th-percentile wall time
 # of one scheduling round. Reports wall and user CPU time: on a loaded machine

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 """sim-table.py LABEL=FILE.json...: one row per policy, the mean JCT (s) and throughput
 (samples/s) of each crius-sim --json run side by side, then crius's mean JCT against each
 policy (negative: crius lower) and its throughput ratio, per run."""

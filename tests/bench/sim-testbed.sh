@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every policy on the artifact's testbed trace (244 jobs) with the paper's testbed cluster
 # (16 x 2 A40 + 16 x 2 A10), iterations as in the trace: noisy truth (the default: policies
 # decide with the estimator, jobs run at the measured table where it has the shape, else at

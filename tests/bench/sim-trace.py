@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A synthetic crius-sim trace at a larger site's scale: the philly trace's jobs, repeated.
 
 usage: sim-trace.py TRACE OUT JOBS GPUS

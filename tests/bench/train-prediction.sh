@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-train's measured iteration time against the estimator's prediction for the same plan
 # on this machine, over plans of 1, 2 and 4 ranks: on the profile crius-train measures at
 # start alone ("uncalibrated"), and with crius-profile's calibration of this machine for that

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # criusd on recorded cluster states (criusd --state), the cases: a running job that
 # opted in (--crius-movable) fills a100; a pending job wants a100. criusd shrinks the running
 # job for it only when Slurm could start the pending job now (not held, no dependency, begin

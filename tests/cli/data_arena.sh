@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The catalogues cover the Crius/Arena artifact's real data (../shared/data/arena): every model
 # id of every trace, of measured-calibration.csv and of dp_mem.csv exists in models.toml with the
 # artifact's shape; every GPU type the traces request exists in gpus.toml; paper-sim.toml is the

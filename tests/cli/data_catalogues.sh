@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The shipped data under etc/crius is complete and self-consistent: every GPU entry has all
 # required keys and sane values, every model validates for its family, the raw device names the
 # project relies on map to the right GPU ids (and K40m to none), every cluster file names known

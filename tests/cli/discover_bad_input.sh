@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-discover's bad inputs: each gives its exit status (2 input/usage error, 1 request cannot
 # be met) and a message that starts with the program name and names the file, key or option.
 set -u

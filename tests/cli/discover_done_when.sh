@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Issue 4's "done when", checked on the JSON output (not on golden text): the DGX-2 has 16 GPUs of
 # catalogue type v100 (32 GB), one NVLink domain of 16 and GPUs 0-7 on NUMA node 0, 8-15 on NUMA
 # node 1; the POWER8 has 4 p100 in two NVLink pairs, each pair linked to its CPU package.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-discover on every topology in tests/data/hwloc: JSON, TOML and --slurm output equal the
 # golden files in tests/golden/discover/ (regenerate with UPDATE_GOLDEN=1 after a deliberate change).
 set -u

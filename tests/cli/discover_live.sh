@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-discover on the live machine (hwloc's own discovery, no XML): the JSON describes this
 # machine's CPUs and memory; without GPU OS devices it fails with "no GPUs found" (exit 1) unless
 # --allow-no-gpus.

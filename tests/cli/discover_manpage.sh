@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every option crius-discover --help lists (and those of `merge`) is documented in crius-discover(1).
 set -u
 MAN=$TOP/man/crius-discover.1

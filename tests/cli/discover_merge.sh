@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `crius-discover merge`: node descriptions that agree become one [[partition]] that the estimator
 # loads; nodes that differ are refused (exit 2) with the differing fields and the nodes on each side.
 set -u

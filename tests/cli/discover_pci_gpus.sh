@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # --pci-gpus: on a host whose hwloc has no CUDA/NVML backend (Debian's), NVIDIA GPUs are PCI
 # devices only. Here the DGX-2 export with its NVML OS devices and NVLink matrix removed stands
 # for such a host: by default nothing is counted (exit 1, the 16 PCI devices listed as ignored);

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-estimate: every bad input is refused with exit 2 (input/usage) or 1
 # (no Cell can hold the request), a message naming the file:line:col, key or
 # option, close matches for unknown names, and never a crash.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-estimate: table, --explain and --json outputs against golden files
 # (tests/golden/estimate/). Regenerate after an intended model change with
 #   UPDATE_GOLDEN=1 B=build tests/run tests/cli/estimate_golden.sh

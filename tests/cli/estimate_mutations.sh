@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-estimate never crashes on damaged input: 300 deterministic random
 # mutations of a cluster file, a model file and the GPU catalogue must each end
 # with exit 0, 1 or 2 and, on 2, a message starting with the program name.

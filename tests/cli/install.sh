@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `make install DESTDIR=... prefix=/usr` puts programs, plugins, man pages and etc files where a
 # Slurm sysadmin expects them, an upgrade keeps the site's edits, and `make uninstall` removes
 # them again (not the edits) once slurm.conf no longer loads the plugin.

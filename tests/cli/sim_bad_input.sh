@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-sim bad input: malformed trace rows name the line, unknown model or GPU
 # type name close matches, bad options exit 2; a job no Cell can run is
 # reported and the run goes on (exit 0).

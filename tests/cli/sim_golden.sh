@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-sim on the artifact's 22-job trace with the paper's testbed: every
 # policy's summary against the golden file, the --json key set, --jobs-csv rows,
 # and the same output twice (determinism).

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-sim --plot draws PNG and SVG with gnuplot; --throughput-table takes the
 # artifact's measured iteration times (missing shapes from the estimator) and
 # changes the result; --help lists every option.

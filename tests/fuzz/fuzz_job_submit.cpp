@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // libFuzzer target: job_submit/crius as slurmctld calls it, C glue included
 // (slurm_plugin/job_submit_crius.cpp), on a thread with slurmctld's 1 MiB RPC stack.
 // Input: newline-separated spank_job_env entries (what any libslurm client can send);

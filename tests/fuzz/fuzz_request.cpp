@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // libFuzzer target: the job_submit plugin's request parser and rewrite path.
 // Input: newline-separated spank_job_env entries (what any libslurm client can send).
 // Every input must give either a clean error or a decision whose environment and

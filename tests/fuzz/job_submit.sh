@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # libFuzzer run (bounded) of job_submit/crius as slurmctld calls it, C glue included, on a
 # thread with slurmctld's 1 MiB RPC stack (tests/fuzz/fuzz_job_submit.cpp). Fails on any
 # crash, stack overflow, leak, UB report or broken invariant.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # libFuzzer run (bounded) of the job_submit request parser and rewrite path, built with
 # clang -fsanitize=fuzzer,address,undefined. Fails on any crash, leak or UB report.
 set -u

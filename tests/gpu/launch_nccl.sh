@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # NCCL communicators of the crius runtime (unique id via MPI_Bcast, ncclCommSplit
 # per TP/DP/PP group, checked calls, async error polling): an all-reduce over each
 # rank's TP group gives the sum of its members. Skips (77) without a usable GPU.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-train on the GPU path (cuBLAS products, NCCL all-reduces) verifies against
 # the one-rank CPU reference. Skips (77) without a GPU or without a CUDA build.
 set -u

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-profile's GPU path: cuBLAS GEMMs at transformer shapes, the device's copy bandwidth and
 # NCCL collectives, written as a catalogue entry the estimator loads (efficiencies fitted
 # against the catalogue's datasheet figures where the device is a known type).

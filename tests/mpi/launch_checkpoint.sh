@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The checkpoint signal sent to crius-launch reaches every rank; crius-train
 # checkpoints and stops; a run with ANOTHER plan resumes from the checkpoint and
 # ends exactly where an uninterrupted run ends.

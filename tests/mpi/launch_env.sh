@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-launch's environment contract and the runtime's groups, seen from inside
 # the ranks (crius-rankinfo), for plans of 1..8 ranks from every plan source.
 set -u

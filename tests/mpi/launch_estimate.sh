@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The plan crius-estimate chooses runs as chosen: crius-estimate --json ->
 # crius-launch --plan -> the layout matches the estimate's stages, and
 # crius-train --verify passes under it.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # One rank dying stops every rank, and crius-launch's exit status and last message say
 # which rank and host failed. crius-launch returns only once the MPI launcher has ended, and
 # then no rank may be left running; how long that took is printed, not checked (crius-launch

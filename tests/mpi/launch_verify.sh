@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-train --verify: every plan (tp, pp, dp) with up to 8 ranks, gpipe and 1f1b,
 # recompute, per-stage shapes, fp64 and fp32 -- in one 8-rank job (the driver
 # crius-train-allplans runs each plan on the first tp*pp*dp ranks) -- and the real

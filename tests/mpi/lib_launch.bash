@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Shared helpers for tests/mpi/launch_*.sh and tests/slurm/launch_*.sh (sourced).
 fail() { echo "FAIL: $*"; exit 1; }
 need_mpi() {

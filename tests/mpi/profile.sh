@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-profile on 2 real MPI ranks: it writes a catalogue entry the estimator loads and a
 # collective table a cluster file takes as a partition's calibration; --check reports the
 # measured one-rank step against the estimate; crius-train predicts with the calibration (and

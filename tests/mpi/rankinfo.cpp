@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Test helper for tests/mpi and tests/gpu: initialises the crius runtime under
 // crius-launch and prints, per rank, one line
 //   RANKINFO {"rank":..,"env":{...},"tp_group":[..],"dp_group":[..],"pp_group":[..]}

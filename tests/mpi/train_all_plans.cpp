@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Test driver: in ONE MPI job of N ranks, runs crius-train's engine with
 // --verify semantics for every plan (tp, pp, dp) with tp*pp*dp <= N, plus
 // plans with per-stage shapes, on a sub-communicator of the first tp*pp*dp

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-train measures this machine (GEMMs at the model's shapes, memory, MPI
 # all-reduce) and prints the estimator's iteration time for the plan it runs
 # next to the measured one. The prediction reacts to the plan (TP and DP plans

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # criusd acts only on jobs Slurm could start now, in Slurm's priority order, and moves only
 # running jobs that can come back — on a real two-type cluster (a100:1x8 + v100:1x8):
 #  1. pending: a held job, one waiting for a dependency and one for its --begin time are never

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Stopping criusd mid-move, on a real two-type cluster (a100:1x8 + v100:1x8), with a movable
 # crius job that criusd first put on v100 while a100 was full:
 #  1. criusd dies right after it requeued the job (held, on its way to a100) and comes back

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Two criusd against one cluster with a backup slurmctld (crius-lab --backup-ctld: the primary
 # on this machine's host name, the backup on NAME-b, StateSaveLocation shared), one beside each
 # controller, as a site with a backup controller runs them:

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # One job never stops criusd's round, and Slurm's word on where jobs may run is final — on a
 # real cluster (a100:2x8 + v100:1x8):
 #  1. a user's `scontrol update` of a crius job's Cell fields (partition, GRES, node count) is

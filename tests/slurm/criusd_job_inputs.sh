@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What criusd knows of each job, on a real cluster:
 #  1. its own runtime profile: of two jobs of the same model and batch in the same Cell, one
 #     submitted with --crius-runtime=alpa and one with the default (megatron), criusd --status

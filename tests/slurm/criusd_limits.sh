@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # criusd gives a job only Cells Slurm lets it have — on a real cluster with accounting and
 # AccountingStorageEnforce=limits (a100:2x8 + v100:1x8, slurmdbd + MariaDB):
 #  1. a QOS with MaxTRESPerJob=gres/gpu=8: job_submit, which cannot see it, gives a job of that

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # criusd on a real two-type cluster (a100:1x8 + v100:1x8):
 #  1. a100 is full (a plain job): a crius job that job_submit put on a100 waits there;
 #     `criusd --once --dry-run` changes nothing; `criusd --once` moves it to the idle v100

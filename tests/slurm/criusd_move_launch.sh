@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A job criusd moves runs the plan of the Cell it was moved to: on a real two-type cluster
 # (a100:1x4 + v100:1x4) a crius job that job_submit put on a100 waits behind a plain job;
 # criusd moves it to v100, where it starts and runs crius-launch -- crius-rankinfo and

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A blocked job takes its GPUs back from an opportunistic one, live (a100:1x8):
 #   a plain job holds 4 GPUs; job A (bert__15B, whose every Cell needs 8 a100 GPUs) waits;
 #   job B, submitted after A, movable, is fitted by criusd into the 4 free GPUs and runs: it is

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # criusd reloads crius.toml while it runs (criusd(8), SIGNALS): an edit that does not load is
 # logged with its line and the configuration in use stays (criusd keeps running and deciding);
 # an edit that loads takes effect at the next round (here: skip_users names the job's user, so

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # criusd touches exactly the job it means, and leaves what is not its own — on a real cluster
 # (a100:1x8 + v100:2x8):
 #  1. a job array's two tasks run on v100; a100 frees: criusd moves the task whose id is the

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A pending crius job that criusd moves to fewer nodes starts there: Slurm raises a job's CPU
 # count by itself but never lowers it, so the Cell's update sets it (a job shrunk from
 # a100:2x8 to a100:1x8 kept 16 CPUs on an 8-CPU node and was never runnable: BadConstraints).

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-discover --slurm on the DGX-2 export, pasted into a real Slurm 22.05 cluster (crius-lab):
 # the slurm.conf NodeName= line and gres.conf lines (with Cores=) replace the lab's node v100-1,
 # slurmctld and slurmd restart on them, and Slurm accepts the node with gpu:v100:16: it is idle,

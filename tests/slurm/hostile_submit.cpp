@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A libslurm client that bypasses the SPANK plugin: it submits batch jobs whose
 // spank_job_env it writes itself, as any user's program can, to test what
 // job_submit/crius does with requests no sbatch would send.

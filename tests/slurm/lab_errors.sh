@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-lab refuses bad input without waiting for a daemon, with one clear message: a port in
 # use, a folder inside the repository, a malformed node SPEC, and a second `up` on a folder whose
 # lab is running.

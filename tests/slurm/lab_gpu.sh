@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-lab: a cluster with two GPU types runs typed-GRES jobs on the right fake nodes with the
 # right GPUs visible, and `down` leaves no process of the lab behind.
 set -u

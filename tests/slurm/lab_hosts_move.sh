@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A move across real network hosts, as a site runs it: on a lab whose nodes are hosts of their
 # own (network, host name, cgroups: scripts/crius-lab) a movable two-node crius job runs
 # `crius-launch -- crius-train` with the default launcher (mpirun, no --master-addr), then the

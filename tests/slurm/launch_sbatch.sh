@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-launch inside a real (local, fake-GPU) Slurm 22.05 allocation of two nodes:
 # the plan comes from the job's CRIUS_PLAN_JSON as written at submission,
 # ranks are placed in blocks (stage 0 on the first node, stage 1 on the second),

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A PyTorch torch.distributed job (Debian's python3-torch, gloo on CPU) across two lab nodes
 # that are network hosts of their own: `crius-launch -- python3 torch_groups.py` with the default
 # launcher (mpirun) and no --master-addr. Every rank meets at MASTER_ADDR, which is Slurm's

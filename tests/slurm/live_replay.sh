@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # crius-replay end to end on a real cluster with accounting (slurmdbd + MariaDB): the first 5
 # jobs of the testbed trace, both ways, on a40:4x2 + a10:4x2, one trace hour per 30 wall
 # seconds. Slurm alone: each job asks for its trace GPU type and count. crius: job_submit

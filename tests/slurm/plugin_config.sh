@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # job_submit/crius configuration ([job_submit] in crius.toml, found through CRIUS_CONF):
 # a bad file never stops slurmctld; crius jobs are then rejected (on_error = "reject") or
 # passed through unchanged (on_error = "accept", and the submitter is told) while plain jobs

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every bad --crius-* request fails at submission, fast, with a message naming the problem
 # (from the SPANK plugin on the submit host or from job_submit/crius in slurmctld), creates
 # no job, and slurmctld still runs good jobs afterwards.

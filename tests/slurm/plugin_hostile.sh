@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # slurmctld stays up and responsive whatever a client sends: a libslurm client that bypasses
 # the SPANK plugin (crius-hostile-submit) writes the job's spank_job_env itself and sends
 # requests no sbatch would: an old-style model file (base64 TOML nested 4,000 levels), a model

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Helpers for tests/slurm/plugin_*.sh (sourced, not a test itself).
 # plugin_lab_run SPEC CONF INNER [extra crius-lab options]: a lab with both crius plugins
 # from $B/plugins, the shipped plugstack snippet and CRIUS_CONF=CONF, running INNER.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The submission path on a real two-type cluster: sbatch/srun/salloc with --crius-* options
 # run in the partition and shape job_submit/crius chose, with the CRIUS_* plan in the job;
 # --crius-cell pins are honoured; a model file is forwarded; a plain job is untouched.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The plugins export only the plugin symbols (nm -D), are not linked with libslurm (the host
 # process provides Slurm's symbols), and plugin_version equals the Slurm version they were
 # built against (job_submit plugins must match major.minor.micro exactly).

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # slurmctld under valgrind memcheck with job_submit/crius loaded: a stream of good and bad
 # crius submissions and plain jobs gives no memcheck error (the env_size+2 and xmalloc rules
 # of notes/slurm-22.05.md), and after the bad ones slurmctld still accepts and runs jobs.

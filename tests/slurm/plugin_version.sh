@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Plugins loaded into a Slurm release other than the one they were built for (crius(7), SLURM
 # RELEASES): copies of the built plugins with another release in plugin_version.
 #  1. spank_crius.so of another major.minor, on the shipped `optional` plugstack line: sbatch

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A submission on a loaded cluster gets a Cell that can start now: criusd reports the GPUs
 # its round left free and the jobs it left waiting, and job_submit gives a new job the
 # objective's Cell among them (the default, adaptive: the fastest while nobody waits, else

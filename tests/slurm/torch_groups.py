@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 # One rank of a torch.distributed job under crius-launch: rendezvous from the environment
 # crius-launch sets (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE), then Megatron-LM's groups
 # (megatron/core/parallel_state.py: every rank creates every group, in the same order; rank

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The Cell search's shortcuts against the full enumeration, on every model of the shipped
 // catalogue: the Cells left out have no plan (usable_cells), and the K fastest (SearchOptions::top)
 // and the frontier (SearchOptions::frontier) are what estimating every Cell to the end gives, so

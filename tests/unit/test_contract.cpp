@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The contracts between crius's parts, checked against the code that writes them and
 // the man pages that document them:
 // - every CRIUS_* variable job_submit and crius-launch write is in job::env_vars(), and

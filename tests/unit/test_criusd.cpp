@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // criusd without Slurm: the job record job_submit_crius writes, and one round of the
 // controller on small snapshots (the real-Slurm flow is tests/slurm/criusd_move.sh).
 #define BOOST_TEST_MODULE criusd

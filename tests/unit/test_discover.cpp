@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // crius-discover's library: hwloc reading on the real topology exports in
 // tests/data/hwloc, naming, summaries, outputs and merge.
 #define BOOST_TEST_MODULE discover

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Catalogue, model file, cluster file and calibration loaders: values and errors.
 #define BOOST_TEST_MODULE estimator_loaders
 #include <boost/test/unit_test.hpp>

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Cost and memory formulas, the plan search against a brute force, and
 // monotonicity of the estimates.
 #define BOOST_TEST_MODULE estimator_model

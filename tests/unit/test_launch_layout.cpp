@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 #define BOOST_TEST_MODULE launch_layout
 #include <boost/test/unit_test.hpp>
 

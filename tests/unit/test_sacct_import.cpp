@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // crius-import-sacct's core: an sacct -P export (lines in the format Slurm 22.05's sacct
 // printed for a crius-lab run) mapped to a crius-sim trace.
 #define BOOST_TEST_MODULE sacct_import

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Scheduler core: throughput table, trace parsing, placement, the stateless
 // Scheduler::decide (what criusd calls each round) and the invariant checker.
 #define BOOST_TEST_MODULE sched_core

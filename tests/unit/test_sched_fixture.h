@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Shared fixture of the scheduler unit tests: a small deterministic throughput
 // table (the --throughput-table path) and a 2-type cluster of 2 nodes x 2 GPUs
 // each. Numbers are made up so that outcomes can be checked by hand.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Scheduler policies on hand-checkable traces: exact outcomes, each policy's
 // defining rule, invariants after every round, determinism.
 #define BOOST_TEST_MODULE sched_policies

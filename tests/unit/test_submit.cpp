@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
 // job_submit's decision on a loaded cluster: criusd's free-GPU report (its text form and
 // its bounds), the Cell chosen from it, and the site's and the user's maximum.
 #define BOOST_TEST_MODULE submit

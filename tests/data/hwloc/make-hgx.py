@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Builds the synthetic HGX topologies hgx-a100-8gpu.xml and hgx-h100-8gpu.xml.
 
 The CPU/NUMA part comes from hwloc itself (`lstopo -i "<synthetic>" --of xml`);
