@@ -48,6 +48,10 @@ B ?= build
 SAN_FLAGS :=
 SAN_WARN_FLAGS :=
 endif
+# One name per build folder: objects built with B=$(CURDIR)/build (tests/cli/install.sh) and with
+# B=build would otherwise record their header dependencies under two names, and a header change
+# would not rebuild the objects of the other.
+override B := $(patsubst $(CURDIR)/%,%,$(B))
 ifeq ($(CI),true)
 WERROR ?= 1
 endif
