@@ -80,6 +80,7 @@ std::vector<Cell> usable_cells(const Request& req, const Cluster& cluster, const
   };
   if (req.global_batch < 1) return out;
   const ModelDesc d = describe(req.model);
+  const int layers = static_cast<int>(d.layer_kind.size());
   const int smax = max_stages(req.model, req.runtime);
   std::vector<int> dps;  // data-parallel degrees that split the batch, ascending
   for (int dp : divisors(req.global_batch))
@@ -93,7 +94,8 @@ std::vector<Cell> usable_cells(const Request& req, const Cluster& cluster, const
           (f.max_gpus && static_cast<long long>(n) * g > *f.max_gpus))
         return;
       const long long gps = static_cast<long long>(n) * g / s;
-      if (tp_allowed(req, d, p, g, static_cast<int>(gps), t)) out.push_back(Cell{p.name, p.gpu, n, g, s});
+      if (tp_allowed(req, d, p, g, static_cast<int>(gps), t) && stages_allowed(req.framework, layers, s))
+        out.push_back(Cell{p.name, p.gpu, n, g, s});
     };
     bool out_of_work = false;
     if (f.nodes && f.gpus_per_node) {

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 using detail::TableReader;
 
 const std::vector<std::string>& cluster_file_keys() {
-  static const std::vector<std::string> keys = {"gpus", "models", "partition", "job_submit", "criusd", "discover"};
+  static const std::vector<std::string> keys = {"gpus", "models", "framework", "partition", "job_submit", "criusd", "discover"};
   return keys;
 }
 
@@ -231,6 +231,15 @@ Result<Cluster> load_cluster(const std::string& path, const std::string& fallbac
   }
   fs::path base = fs::path(path).parent_path();
   if (base.empty()) base = ".";
+  {
+    auto fw = r.str("framework");
+    if (!fw) return make_error(fw.error());
+    if (*fw) {
+      auto f = parse_framework(**fw);
+      if (!f) return r.bad("framework", f.error());
+      c.framework = *f;
+    }
+  }
 
   // gpus = "file" or ["file", "calibration", ...]: each later file adds its types, replacing
   // those of the same id.

@@ -79,7 +79,9 @@ static LayerKind transformer_layer(const Model& m, bool moe) {
 static ModelDesc describe_transformer(const Model& m) {
   ModelDesc d;
   d.dtype_bytes = dtype_bytes(m.dtype);
-  d.heads = m.heads;
+  // Each TP rank holds whole query groups (grouped-query attention: Megatron-Core's num_query_groups
+  // must be a multiple of TP), and the groups divide the heads.
+  d.heads = m.kv_heads ? m.kv_heads : m.heads;
   d.experts = m.family == Family::moe ? m.experts : 0;
   d.kinds.push_back(transformer_layer(m, false));
   if (m.family == Family::moe) d.kinds.push_back(transformer_layer(m, true));

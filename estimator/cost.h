@@ -41,7 +41,7 @@ struct ModelDesc {
   LayerKind embed;              // on the first stage
   LayerKind head;               // on the last stage (output layer + loss)
   int experts = 0;
-  int heads = 0;                // TP must divide this (0: any)
+  int heads = 0;                // TP must divide this: the query groups (0: any)
   double dtype_bytes = 2;
   int max_tp_divisor = 0;       // for wide_resnet: channels to shard
 };

@@ -66,6 +66,38 @@ void print_table(const std::vector<est::Estimate>& v, size_t top, size_t total) 
   if (total > n) std::printf("(%zu more Cells; use --top to show them)\n", total - n);
 }
 
+// What the framework's rule removed (crius-estimate(1), --explain): the fastest plan of the best
+// Cell and the best Cell over all, searched again as for crius-train, which runs any plan.
+void print_framework_rule(const est::Estimate& e, const est::Request& req, const est::Cluster& cluster,
+                          const est::CellFilter& f) {
+  const std::string name = est::to_string(req.framework);
+  if (req.framework.kind == est::Framework::Kind::crius_train) return;  // no rule
+  est::Request any = req;
+  any.framework = est::Framework{};
+  const est::Estimate u = est::estimate_cell(any, e.cell, cluster);
+  if (u.feasible && u.iter_time_s < e.iter_time_s * (1 - 1e-9)) {
+    auto why = est::check_plan(req.framework, req.model, u.plan);
+    std::printf("framework %s: its rule removed a faster plan of this Cell, %s s (+%.1f%% for the plan it can run): %s\n",
+                name.c_str(), fmt_time(u.iter_time_s).c_str(), 100 * (e.iter_time_s / u.iter_time_s - 1),
+                (why ? "layers per stage " + layer_ranges(u.plan) + ", which it can run; the search for its splits missed it"
+                     : why.error())
+                    .c_str());
+  } else {
+    std::printf("framework %s: its rule removed no faster plan of this Cell\n", name.c_str());
+  }
+  est::SearchOptions o;
+  o.top = 1;
+  const std::vector<est::Estimate> best = est::rank_cells(any, cluster, f, o);
+  if (!best.empty() && best.front().feasible && !(best.front().cell == e.cell) &&
+      best.front().iter_time_s < e.iter_time_s * (1 - 1e-9)) {
+    const est::Estimate& b = best.front();
+    auto why = est::check_plan(req.framework, req.model, b.plan);
+    std::printf("  without the rule the best Cell would be %s %d x %d GPUs, %d stages, %s s: %s\n", b.cell.gpu.c_str(),
+                b.cell.nodes, b.cell.gpus_per_node, b.cell.stages, fmt_time(b.iter_time_s).c_str(),
+                (why ? std::string("a plan the framework can run, not found under its rule") : why.error()).c_str());
+  }
+}
+
 void print_explain(const est::Estimate& e, const est::Request& req, const est::Cluster& cluster) {
   const auto& b = e.breakdown;
   const double t = e.iter_time_s;
@@ -116,7 +148,7 @@ int main(int argc, char** argv) {
   std::string model_arg, cluster_path = est::default_cluster_file(CRIUS_SLURM_SYSCONFDIR), gpu, partition, runtime = "megatron";
   int global_batch = 0;
   std::optional<int> nodes, gpn, stages, tp, dp, mbs, mb, zero;
-  std::string schedule, recompute, seqpar, exppar;
+  std::string schedule, recompute, seqpar, exppar, framework;
   std::size_t top = 0;
   bool explain = false, json = false;
   app.add_option("--model", model_arg, "model id from the catalogue, or a model TOML file")->required();
@@ -128,6 +160,8 @@ int main(int argc, char** argv) {
   app.add_option("--gpus-per-node", gpn, "only Cells with G GPUs per node");
   app.add_option("--stages", stages, "only Cells with S pipeline stages");
   app.add_option("--runtime", runtime, "runtime profile: megatron, megatron-core or alpa");
+  app.add_option("--framework", framework,
+                 "what runs the plan: crius-train, megatron or megatron:MAJOR.MINOR (default: the cluster file's)");
   app.add_option("--tp", tp, "pin the tensor-parallel degree");
   app.add_option("--dp", dp, "pin the data-parallel degree");
   app.add_option("--micro-batch-size", mbs, "pin the micro-batch size");
@@ -184,6 +218,12 @@ int main(int argc, char** argv) {
     auto model = cluster->models.resolve(model_arg);
     if (!model) return fail(2, "--model: " + model.error());
     req.model = std::move(*model);
+    req.framework = cluster->framework;
+    if (!framework.empty()) {
+      auto fw = est::parse_framework(framework);
+      if (!fw) return fail(2, "--framework: " + fw.error());
+      req.framework = *fw;
+    }
     if (auto v = est::validate_request(req); !v) return fail(2, v.error());
 
     est::CellFilter f;
@@ -240,7 +280,10 @@ int main(int argc, char** argv) {
       std::cout << out.dump(2) << "\n";
     } else {
       print_table(ranked, top ? top : 10, total);
-      if (explain && any_feasible) print_explain(ranked.front(), req, *cluster);
+      if (explain && any_feasible) {
+        print_explain(ranked.front(), req, *cluster);
+        print_framework_rule(ranked.front(), req, *cluster, f);
+      }
     }
     if (!any_feasible) {
       // Name the reason of the largest Cell: the one closest to fitting.

@@ -226,6 +226,8 @@ struct Cluster {
   GpuCatalog gpus;
   ModelCatalog models;
   std::vector<Partition> partitions;
+  // The framework of a job that names none (crius.toml(5), framework; crius-train when absent).
+  Framework framework;
   toml::table table;  // the whole parsed file ([job_submit], [spank], [criusd], [scheduler] live here)
   const Partition* find_partition(std::string_view name) const;
 };
@@ -262,6 +264,7 @@ struct Request {
   Model model;
   int global_batch = 0;  // samples (sequences or images) per optimizer step
   Runtime runtime = Runtime::megatron;
+  Framework framework;  // what runs the plan: only plans it can express are searched (framework.h)
   Pins pins;
 };
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # estimator/: libcrius core (models, hardware, Cells, plan search, cost and memory
 # model), crius-estimate and crius-discover.
-LIBCRIUS_SRCS += estimator/plan.cpp estimator/toml_util.cpp estimator/catalog.cpp estimator/cluster.cpp \
+LIBCRIUS_SRCS += estimator/plan.cpp estimator/framework.cpp estimator/toml_util.cpp estimator/catalog.cpp estimator/cluster.cpp \
   estimator/cost.cpp estimator/request.cpp estimator/search.cpp estimator/cells.cpp \
   estimator/json.cpp
 

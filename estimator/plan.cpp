@@ -223,13 +223,14 @@ nlohmann::json to_json(const Plan& plan) {
                       {"zero", plan.zero},
                       {"runtime", std::string(to_string(plan.runtime))}};
   if (!plan.expert_parallel) j["expert_parallel"] = false;
+  if (plan.framework.kind != Framework::Kind::crius_train) j["framework"] = to_string(plan.framework);
   return j;
 }
 
 Result<Plan> plan_from_json(const nlohmann::json& j, const std::string& what) {
   util::JsonObject r(j, what);
   if (auto ok = r.only({"version", "stages", "micro_batch_size", "micro_batches", "schedule", "recompute",
-                        "sequence_parallel", "zero", "runtime", "expert_parallel"});
+                        "sequence_parallel", "zero", "runtime", "expert_parallel", "framework"});
       !ok)
     return make_error(ok.error());
   if (!j.contains("version"))
@@ -281,6 +282,10 @@ Result<Plan> plan_from_json(const nlohmann::json& j, const std::string& what) {
   auto rt = parse_runtime(text);
   if (!rt) return make_error(what + ": key 'runtime': " + rt.error());
   plan.runtime = *rt;
+  CRIUS_JSON_GET(text, r.string("framework", std::string("crius-train")));
+  auto fw = parse_framework(text);
+  if (!fw) return make_error(what + ": key 'framework': " + fw.error());
+  plan.framework = *fw;
   // A stage whose range is [0, 0) in a plan with layers is caught here.
   bool any_layers = false, all_layers = true;
   for (const auto& st : j["stages"]) {

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "estimator/framework.h"
 #include "estimator/result.h"
 
 namespace crius::estimator {
@@ -91,6 +92,8 @@ struct Plan {
   // A MoE model's experts sharded over the DP ranks (expert parallelism, all-to-all), or every
   // expert on each rank (false; Alpa's forced data parallelism). Other models: true.
   bool expert_parallel = true;
+  // The framework the plan was made for (framework.h): what crius-launch hands it to.
+  Framework framework;
 
   int pp() const { return static_cast<int>(stages.size()); }
   int world_size() const;     // GPUs (ranks) over all stages
@@ -109,7 +112,7 @@ Result<void> validate(const Plan& plan, const std::string& what);
 //    "micro_batch_size":N, "micro_batches":M, "schedule":"1f1b", "recompute":"none",
 //    "sequence_parallel":false, "zero":0, "runtime":"megatron"}
 // "layers" is absent in a plan without layer ranges; "expert_parallel":false is written only
-// when false (read as true when absent).  The reader is strict: unknown
+// when false (read as true when absent); "framework" ("megatron:0.13") only when not crius-train.  The reader is strict: unknown
 // keys, wrong types and other versions are errors naming the key.
 inline constexpr int kPlanVersion = 1;
 nlohmann::json to_json(const Plan& plan);

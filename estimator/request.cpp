@@ -50,7 +50,7 @@ Result<void> validate_request(const Request& req) {
       return make_error("--schedule gpipe is not available with --runtime megatron (1f1b or interleaved:V)");
   }
   if (req.model.layers <= 0) return make_error("model '" + req.model.id + "' has no layers");
-  return {};
+  return check_request(req.framework, req.model, req.runtime);
 }
 
 }  // namespace crius::estimator

@@ -151,6 +151,31 @@ class Searcher {
     return finish(std::move(ends));
   }
 
+  // The split of SplitRule::first_last with the smallest bottleneck under the memory cap: the middle
+  // stages m layers each, the first and last stage the rest between them.
+  SplitResult first_last(const Combo& k) const {
+    const int S = m_x.S, L = m_x.L;
+    if (S <= 2) return balanced(k, kInf);
+    std::vector<int> ends(S), best_ends;
+    double best_t = kInf;
+    for (int m = 1; (S - 2) * m + 2 <= L; ++m) {
+      m_x.spend(static_cast<std::int64_t>(L - (S - 2) * m) * S);
+      for (int a = 1; a + (S - 2) * m < L; ++a) {
+        for (int s = 0; s < S - 1; ++s) ends[s] = a + s * m;
+        ends[S - 1] = L;
+        double t = 0;
+        bool fits = true;
+        for (int s = 0, b = 0; s < S && fits; b = ends[s], ++s) {
+          t = std::max(t, stage_time(s, b, ends[s]));
+          fits = t < best_t && stage_mem(k, s, b, ends[s]) <= m_x.cap;
+        }
+        if (fits) best_t = t, best_ends = ends;
+      }
+    }
+    if (best_ends.empty()) return {};
+    return finish(std::move(best_ends));
+  }
+
   // Minimum bottleneck split under the memory cap (binary search on the bottleneck); `beaten` as
   // soon as no split can make an iteration faster than `beat` seconds.
   SplitResult balanced(const Combo& k, double beat) const {
@@ -314,12 +339,13 @@ class Searcher {
     return sum / m_x.S;
   }
 
-  // All compositions of L layers into S stages (brute force).
-  void all_splits(const Combo& k, std::vector<int>& ends, int s, int b, SplitResult& best, double& best_iter) const {
+  // All compositions of L layers into S stages that `rule` allows (brute force).
+  void all_splits(const Combo& k, SplitRule rule, std::vector<int>& ends, int s, int b, SplitResult& best,
+                  double& best_iter) const {
     const int S = m_x.S, L = m_x.L;
     if (s == S - 1) {
       ends[s] = L;
-      if (L - b < 1) return;
+      if (L - b < 1 || !split_allowed(rule, ends.data(), S)) return;
       int bb = 0;
       for (int q = 0; q < S; ++q) {
         if (stage_mem(k, q, bb, ends[q]) > m_x.cap) return;
@@ -332,7 +358,7 @@ class Searcher {
     }
     for (int e = b + 1; e <= L - (S - 1 - s); ++e) {
       ends[s] = e;
-      all_splits(k, ends, s + 1, e, best, best_iter);
+      all_splits(k, rule, ends, s + 1, e, best, best_iter);
     }
   }
 
@@ -356,6 +382,7 @@ Plan make_plan(const Ctx& x, const Combo& k, const SplitResult& sp) {
   p.zero = k.zero;
   p.runtime = x.req.runtime;
   p.expert_parallel = k.ep;
+  p.framework = x.req.framework;
   int b = 0;
   for (int s = 0; s < x.S; ++s) {
     p.stages.push_back(StagePlan{b, sp.ends[s], k.dp, k.tp});
@@ -404,13 +431,16 @@ std::vector<Schedule> schedules_for(const Ctx& x, const Combo& k) {
 void run_search(Ctx& x, SearchState& st) {
   const Pins& p = x.req.pins;
   const int B = x.req.global_batch;
+  const bool ep_default = expert_parallel_allowed(x.req.framework, x.model);
+  // Every plan kept is one the framework can run (the search's splits already follow its rule).
+  const bool ruled = x.req.framework.kind != Framework::Kind::crius_train;
   Searcher srch(x);
   std::vector<int> tps;
   for (int t : divisors(x.gps))
     if (tp_allowed(x.req, x.d, x.part, x.cell.gpus_per_node, x.gps, t)) tps.push_back(t);
   if (tps.empty()) {
     st.reason = p.tp || p.dp ? "the pinned --tp/--dp does not fit " + std::to_string(x.gps) + " GPUs per stage"
-                             : "no tensor-parallel degree divides the heads and fits in a node";
+                             : "no tensor-parallel degree divides the heads (query groups) and fits in a node";
     return;
   }
   std::vector<Recompute> rcs;
@@ -436,7 +466,7 @@ void run_search(Ctx& x, SearchState& st) {
     k.rc = Recompute::full;
     k.sp = k.tp > 1 && x.model.family != Family::wide_resnet;
     k.zero = k.dp > 1 ? 1 : 0;
-    k.ep = p.expert_parallel.value_or(true);
+    k.ep = p.expert_parallel.value_or(ep_default);
     k.sched = Schedule{Schedule::Kind::one_f_one_b, 1};
     k.mbs = 1;
     k.m = std::max(1, B / k.dp);
@@ -475,7 +505,7 @@ void run_search(Ctx& x, SearchState& st) {
           }
           Combo k;
           k.tp = t, k.dp = dp, k.mbs = mb, k.m = B / dp / mb, k.rc = rc, k.sp = spv;
-          k.ep = p.expert_parallel.value_or(true);
+          k.ep = p.expert_parallel.value_or(ep_default);
           k.sched = Schedule{};
           // ZeRO-1 has the same communication volume and less memory and optimizer time, so the
           // fast search only tries it (brute force: both), unless the stack overlaps the DP
@@ -504,12 +534,18 @@ void run_search(Ctx& x, SearchState& st) {
                 srch.prepare(k);
               }
               SplitResult sp;
+              const SplitRule rule = split_rule(x.req.framework, sc);
               if (x.brute && sc.kind != Schedule::Kind::interleaved) {
                 std::vector<int> ends(x.S);
                 double bi = kInf;
-                srch.all_splits(k, ends, 0, 0, sp, bi);
-              } else if (sc.kind == Schedule::Kind::interleaved) {
-                sp = srch.uniform(k);
+                srch.all_splits(k, rule, ends, 0, 0, sp, bi);
+              } else if (sc.kind == Schedule::Kind::interleaved || rule == SplitRule::even) {
+                if (x.L % x.S == 0) sp = srch.uniform(k);
+              } else if (rule == SplitRule::first_last) {
+                sp = srch.first_last(k);
+                SplitResult u = srch.uniform(k);
+                if (u.ok && x.L % x.S == 0 && (!sp.ok || srch.evaluate(k, u, false).iter < srch.evaluate(k, sp, false).iter))
+                  sp = u;
               } else {
                 sp = srch.balanced(k, x.brute ? kInf : st.best_iter);
                 if (sp.beaten) {  // nor can the uniform split, whose bottleneck is no smaller
@@ -537,6 +573,7 @@ void run_search(Ctx& x, SearchState& st) {
               Evaluated ev = srch.evaluate(k, sp, false);
               st.min_mem = std::min(st.min_mem, ev.mem_max);
               if (ev.iter < st.best_iter) {
+                if (ruled && !check_plan(x.req.framework, x.model, make_plan(x, k, sp), &x.c.stack)) continue;
                 st.found = true;
                 st.best_iter = ev.iter;
                 st.best_combo = k;
@@ -615,6 +652,9 @@ static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cl
   x.cap = (gpu->memory_gib * x.c.memory_usable - x.c.workspace_gib) * kGiB;
   x.brute = opts.brute_force;
   x.budget = opts.budget;
+  if (!stages_allowed(req.framework, x.L, x.S))
+    return infeasible(cell, "framework " + to_string(req.framework) + " needs the " + std::to_string(x.L) +
+                                " layers split evenly over the stages; " + std::to_string(x.S) + " stages do not divide them");
 
   Estimate e;
   e.cell = cell;
@@ -654,6 +694,7 @@ static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cl
       prev = sp.layer_end;
     }
     if (prev != x.L) return infeasible(cell, "the plan's layer ranges do not cover the model");
+    if (auto ok = check_plan(req.framework, req.model, *fixed, &x.c.stack); !ok) return infeasible(cell, ok.error());
     SplitResult sr = srch.finish(ends);
     Evaluated ev = srch.evaluate(k, sr, true);
     e.plan = *fixed;
@@ -697,7 +738,10 @@ static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cl
       e.why = "needs at least " + util::fixed(st.min_mem / kGiB + x.c.workspace_gib, 1) + " GiB per GPU at any plan (" + cell.gpu +
               ": " + util::fixed(gpu->memory_gib * x.c.memory_usable, 1) + " of " + util::fixed(gpu->memory_gib, 1) + " GiB usable)";
     else if (st.min_mem < kInf)
-      e.why = "no layer split fits in " + util::fixed(gpu->memory_gib, 1) + " GiB per GPU at any plan (stages too unequal in memory)";
+      e.why = "no layer split fits in " + util::fixed(gpu->memory_gib, 1) + " GiB per GPU at any plan (stages too unequal in memory" +
+              (split_rule(req.framework, Schedule{}) == SplitRule::any
+                   ? std::string(")")
+                   : "; framework " + to_string(req.framework) + " allows only the splits of crius(7), FRAMEWORKS)");
     else
       e.why = "no plan matches the pinned dimensions in this Cell";
     return e;

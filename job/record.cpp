@@ -25,8 +25,8 @@ json ranked_json(const Ranked& r) {
 
 Result<Request> request_from_json(const json& j) {
   util::JsonObject r(j, "crius record: request");
-  if (auto ok = r.only({"model", "model_file", "model_spec", "global_batch", "iters", "runtime", "cell",
-                        "deadline_s", "max_gpus", "partitions", "objective", "movable", "checkpoint_grace_s"});
+  if (auto ok = r.only({"model", "model_file", "model_spec", "global_batch", "iters", "runtime", "framework",
+                        "cell", "deadline_s", "max_gpus", "partitions", "objective", "movable", "checkpoint_grace_s"});
       !ok)
     return make_error(ok.error());
   Request q;
@@ -56,6 +56,10 @@ Result<Request> request_from_json(const json& j) {
   auto rt = est::parse_runtime(text);
   if (!rt) return make_error("crius record: request: key 'runtime': " + rt.error());
   q.runtime = *rt;
+  CRIUS_JSON_GET(text, r.string("framework", std::string("crius-train")));
+  auto fw = est::parse_framework(text);
+  if (!fw) return make_error("crius record: request: key 'framework': " + fw.error());
+  q.framework = *fw;
   CRIUS_JSON_GET(text, r.string("cell", std::string("auto")));
   auto pin = est::parse_cell(text);
   if (!pin) return make_error("crius record: request: key 'cell': " + pin.error());
@@ -238,6 +242,7 @@ std::string to_text(const Record& rec) {
     rq["model_file"] = true;
     rq["model_spec"] = q.model_spec;
   }
+  if (q.framework.kind != est::Framework::Kind::crius_train) rq["framework"] = est::to_string(q.framework);
   if (q.iters) rq["iters"] = *q.iters;
   if (q.deadline_s) rq["deadline_s"] = *q.deadline_s;
   if (q.max_gpus) rq["max_gpus"] = *q.max_gpus;

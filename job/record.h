@@ -30,6 +30,9 @@ struct Request {
   int global_batch = 0;
   std::optional<long> iters;
   estimator::Runtime runtime = estimator::Runtime::megatron;
+  // What runs the job (--crius-framework, else crius.toml's framework at submission): criusd
+  // offers it only Cells whose plan that framework can run.
+  estimator::Framework framework;
   estimator::Cell pin;                  // --crius-cell: gpu "" = auto
   std::optional<long> deadline_s;
   std::optional<int> max_gpus;          // --crius-max-gpus: the largest Cell the user accepts

@@ -20,6 +20,7 @@
 #include "job/env.h"
 #include "launcher/launch.h"
 #include "launcher/layout.h"
+#include "launcher/megatron.h"
 #include "launcher/plan_source.h"
 #include "launcher/rank_env.h"
 #include "slurm_plugin/job_comment.h"
@@ -27,6 +28,9 @@
 
 #ifndef CRIUS_MPIRUN
 #define CRIUS_MPIRUN "mpirun"
+#endif
+#ifndef CRIUS_SLURM_SYSCONFDIR
+#define CRIUS_SLURM_SYSCONFDIR "/etc/slurm"
 #endif
 
 namespace {
@@ -62,6 +66,36 @@ int free_port(int preferred) {
   return any > 0 ? any : preferred;
 }
 
+// The plan handed to the framework that runs PROGRAM (crius-launch(1), FRAMEWORKS): the arguments
+// to append to its command, or an error that stops the job before any rank starts.
+crius::Result<std::vector<std::string>> hand_over(const crius::estimator::Plan& plan, const std::string& framework_arg,
+                                                  const std::string& model_arg, const std::string& model_spec,
+                                                  const std::string& cluster_file,
+                                                  const std::vector<std::string>& command) {
+  namespace est = crius::estimator;
+  using crius::make_error;
+  auto f = est::parse_framework(framework_arg);
+  if (!f) return make_error("--framework: " + f.error());
+  if (f->kind == est::Framework::Kind::crius_train) return std::vector<std::string>{};
+  // "megatron" alone: the release the plan was made for.
+  if (framework_arg == "megatron" && plan.framework.kind == est::Framework::Kind::megatron) f = plan.framework;
+  if (model_arg.empty())
+    return make_error("--framework " + framework_arg + ": which model? The plan does not say; give --model (a catalogue "
+                      "id or a model file)");
+  auto cluster = est::load_cluster(cluster_file);
+  if (!cluster) return make_error("--framework " + framework_arg + ": " + cluster.error());
+  // A model file the job was submitted with travels as its spec (crius(7)); the file need not be here.
+  auto model = model_spec.empty() ? cluster->models.resolve(model_arg) : est::parse_model_spec(model_spec, model_arg);
+  if (!model) return make_error("--model: " + model.error());
+  auto args = crius::launcher::megatron_args(plan, *model, cluster->gpus.runtime(plan.runtime).stack, *f);
+  if (!args)
+    return make_error("cannot hand the plan to " + est::to_string(*f) + ": " + args.error() +
+                      (plan.framework == *f ? "" : " (the plan was made for " + est::to_string(plan.framework) +
+                                                       ": submit with --crius-framework " + est::to_string(*f) + ")"));
+  if (auto ok = crius::launcher::check_command(command, *args); !ok) return make_error(ok.error());
+  return args;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,6 +114,7 @@ int main(int argc, char** argv) {
 
   CLI::App app{"crius-launch: start one rank per GPU for a crius plan and run PROGRAM on every rank", kProg};
   std::string plan_file, tp, dp, stage_layers, launcher = "mpirun", schedule, recompute, master_addr;
+  std::string framework, model_arg, model_spec, cluster_file = crius::estimator::default_cluster_file(CRIUS_SLURM_SYSCONFDIR);
   std::string mpirun = env("CRIUS_MPIRUN").value_or(CRIUS_MPIRUN);
   int pp = 0, layers = 0, ntasks = 0, gpus_per_node = 0, micro_batches = 0, micro_batch_size = 0, master_port = 0;
   int kill_timeout = 10;
@@ -105,7 +140,13 @@ int main(int argc, char** argv) {
   app.add_option("--kill-timeout", kill_timeout, "seconds after a rank fails until every rank is stopped");
   app.add_flag("--dry-run", dry_run, "print the rank table and exit");
   app.add_flag("--json", json, "with --dry-run: print the rank table as JSON");
-  app.add_flag("--print-megatron-args", megatron, "print the Megatron-LM flags for the plan and exit");
+  app.add_option("--framework", framework,
+                 "hand the plan to PROGRAM's framework: megatron[:VERSION] appends Megatron-LM's arguments, "
+                 "crius-train none");
+  app.add_option("--model", model_arg, "the model for --framework (default: the job's, or the --plan document's)");
+  app.add_option("--cluster", cluster_file, "cluster file with the model and GPU catalogues (default " + cluster_file + ")");
+  app.add_flag("--print-megatron-args", megatron,
+               "print the Megatron-LM arguments of the plan (as --framework megatron appends them) and exit");
   app.add_flag("--bind-cpus", bind_cpus,
                "bind each rank to its own equal share of its node's CPUs (ranks standing in for GPUs)");
   app.add_flag("-v,--verbose", verbose, "print the launch command");
@@ -158,6 +199,10 @@ int main(int argc, char** argv) {
       return kExitUsage;
     }
     plan = *p;
+    // crius-estimate --json names the model it estimated.
+    if (auto doc = nlohmann::json::parse(*text, nullptr, false); model_arg.empty() && doc.is_object() &&
+                                                                  doc.contains("model") && doc["model"].is_string())
+      model_arg = doc["model"].get<std::string>();
   } else if (shape_flags) {
     auto p = plan_from_shape(tp.empty() ? "1" : tp, pp > 0 ? pp : 1, dp.empty() ? "1" : dp, stage_layers, layers);
     if (!p) {
@@ -186,8 +231,16 @@ int main(int argc, char** argv) {
                   << "; running the plan of its record\n";
       plan = rec->plan;
       spec.job_env = job::record_env(*rec);
+      if (!model_arg.empty() && model_arg != rec->request.model) {
+        std::cerr << kProg << ": --model " << util::printable(model_arg, 80) << ": the job was planned for model "
+                  << util::printable(rec->request.model, 80) << "\n";
+        return kExitUsage;
+      }
+      model_arg = rec->request.model;
+      if (rec->request.model_file) model_spec = rec->request.model_spec;
       record_gpn = rec->cell.gpus_per_node;
     } else if (auto text = env("CRIUS_PLAN_JSON")) {
+      if (model_arg.empty()) model_arg = env("CRIUS_MODEL").value_or("");
       auto p = est::plan_from_json_text(*text, "CRIUS_PLAN_JSON");
       if (!p) {
         std::cerr << kProg << ": " << p.error() << "\n";
@@ -234,16 +287,24 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
-  if (megatron) {
-    auto a = megatron_args(plan);
+  if (megatron && framework.empty()) framework = "megatron";
+  if (!framework.empty()) {
+    // Before any rank starts: a plan the framework cannot run exactly stops here.
+    auto a = hand_over(plan, framework, model_arg, model_spec, cluster_file, command);
     if (!a) {
       std::cerr << kProg << ": " << a.error() << "\n";
       return kExitFailure;
     }
-    std::string line;
-    for (const auto& x : *a) line += (line.empty() ? "" : " ") + x;
-    std::cout << line << "\n";
-    return 0;
+    if (megatron) {
+      std::string line;
+      for (const auto& x : *a) line += (line.empty() ? "" : " ") + x;
+      std::cout << line << "\n";
+      return 0;
+    }
+    command.insert(command.end(), a->begin(), a->end());
+    // Megatron-Core orders its kernels on one CUDA stream queue (it refuses to start otherwise).
+    if (!a->empty())
+      spec.job_env.emplace_back("CUDA_DEVICE_MAX_CONNECTIONS", env("CUDA_DEVICE_MAX_CONNECTIONS").value_or("1"));
   }
 
   // ---- hosts and placement

@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include "common/util.h"
-#include "job/env.h"
 #include "launcher/plan_source.h"
 
 namespace crius::launcher {
@@ -221,53 +220,6 @@ std::string Layout::table() const {
       << pad(format_int_list(dp_group(r.rank)), 14) << format_int_list(pp_group(r.rank)) << "\n";
   }
   return o.str();
-}
-
-Result<std::vector<std::string>> megatron_args(const Plan& plan) {
-  if (!plan.uniform())
-    return make_error("Megatron-LM needs one TP and one DP size for all stages; this plan has per-stage shapes (" +
-                      estimator::plan_text(plan) + ")");
-  const auto& s0 = plan.stages[0];
-  std::vector<std::string> a = {"--tensor-model-parallel-size", std::to_string(s0.tp),
-                                "--pipeline-model-parallel-size", std::to_string(plan.pp()),
-                                "--micro-batch-size", std::to_string(plan.micro_batch_size),
-                                "--global-batch-size",
-                                std::to_string(static_cast<long long>(plan.micro_batch_size) * plan.micro_batches * s0.dp)};
-  if (plan.has_layers()) {
-    a.insert(a.end(), {"--num-layers", std::to_string(plan.num_layers())});
-    int pp = plan.pp();
-    auto len = [&](int i) { return plan.stages[i].layer_end - plan.stages[i].layer_begin; };
-    bool even = true;
-    for (int i = 1; i < pp; ++i) even = even && len(i) == len(0);
-    if (!even) {
-      // Megatron-LM (core >= 0.10) can give the first and last stage their own layer counts.
-      for (int i = 2; i < pp - 1; ++i)
-        if (len(i) != len(1))
-          return make_error("Megatron-LM cannot express these stage layer ranges (" + job::format_layer_ranges(plan) +
-                            "): only the first and last stage may differ");
-      if (pp >= 3 && len(0) != len(1)) a.insert(a.end(), {"--decoder-first-pipeline-num-layers", std::to_string(len(0))});
-      if (pp >= 3 && len(pp - 1) != len(1))
-        a.insert(a.end(), {"--decoder-last-pipeline-num-layers", std::to_string(len(pp - 1))});
-      if (pp == 2) a.insert(a.end(), {"--decoder-first-pipeline-num-layers", std::to_string(len(0))});
-    }
-  }
-  if (plan.schedule.kind == estimator::Schedule::Kind::interleaved) {
-    const int v = plan.schedule.virtual_stages;
-    if (plan.has_layers()) {
-      int per_stage = plan.num_layers() / plan.pp();
-      if (per_stage % v != 0 || plan.num_layers() % plan.pp() != 0)
-        return make_error("interleaved:" + std::to_string(v) + " needs layers per stage divisible by " + std::to_string(v));
-      a.insert(a.end(), {"--num-layers-per-virtual-pipeline-stage", std::to_string(per_stage / v)});
-    } else {
-      a.insert(a.end(), {"--num-virtual-stages-per-pipeline-rank", std::to_string(v)});
-    }
-  }
-  if (plan.recompute == estimator::Recompute::selective) a.insert(a.end(), {"--recompute-granularity", "selective"});
-  if (plan.recompute == estimator::Recompute::full)
-    a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1"});
-  if (plan.sequence_parallel) a.push_back("--sequence-parallel");
-  if (plan.zero == 1) a.push_back("--use-distributed-optimizer");
-  return a;
 }
 
 }  // namespace crius::launcher

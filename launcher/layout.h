@@ -81,8 +81,4 @@ class Layout {
   std::vector<RankInfo> m_ranks;
 };
 
-// Megatron-LM flags for a plan (--print-megatron-args); an error where
-// Megatron-LM cannot express the plan (per-stage TP/DP shapes).
-Result<std::vector<std::string>> megatron_args(const Plan& plan);
-
 }  // namespace crius::launcher

@@ -7,7 +7,7 @@
 LAUNCH_LIB := $(B)/libcrius_launch.a
 RUNTIME_LIB := $(B)/libcrius_runtime.a
 
-LAUNCH_OBJS := $(B)/launcher/layout.o $(B)/launcher/plan_source.o $(B)/launcher/rank_env.o
+LAUNCH_OBJS := $(B)/launcher/layout.o $(B)/launcher/plan_source.o $(B)/launcher/rank_env.o $(B)/launcher/megatron.o
 $(LAUNCH_LIB): $(LAUNCH_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $^
@@ -38,7 +38,7 @@ $(B)/bin/crius-launch: $(addprefix $(B)/launcher/,launch_main.o rank_exec.o watc
   $(B)/slurm_plugin/job_comment.o $(B)/libcrius_slurm.a $(LAUNCH_LIB) $(LIBCRIUS)
 	$(LINK_PROGRAM)
 $(B)/bin/crius-launch: EXTRA_LIBS += $(SLURM_LIBS)
-$(B)/launcher/launch_main.o: EXTRA_CPPFLAGS += -DCRIUS_MPIRUN='"$(MPIRUN)"'
+$(B)/launcher/launch_main.o: EXTRA_CPPFLAGS += -DCRIUS_MPIRUN='"$(MPIRUN)"' -DCRIUS_SLURM_SYSCONFDIR='"$(SLURM_SYSCONFDIR)"'
 
 # crius-train: reference trainer (MPI; cuBLAS + NCCL backend with CUDA).
 TRAIN_SRCS := launcher/train/train_main.cpp launcher/train/model.cpp launcher/train/predict.cpp

@@ -28,7 +28,8 @@ Perf EstimatorThroughput::do_best(const std::string& model_id, int batch, const 
   estimator::Request req;
   req.model = *m;
   req.global_batch = batch;
-  req.runtime = rt.value_or(m_runtime);
+  req.runtime = rt.runtime.value_or(m_runtime);
+  req.framework = rt.framework.value_or(m_cluster.framework);
   return to_perf(estimator::best_for_allocation(req, m_cluster, shape.gpu, shape.nodes,
                                                 shape.gpus_per_node));
 }
@@ -47,7 +48,8 @@ Perf EstimatorThroughput::do_data_parallel(const std::string& model_id, int batc
   estimator::Request req;
   req.model = *m;
   req.global_batch = batch;
-  req.runtime = rt.value_or(m_runtime);
+  req.runtime = rt.runtime.value_or(m_runtime);
+  req.framework = rt.framework.value_or(m_cluster.framework);
   req.pins.tp = 1;
   req.pins.dp = shape.gpus();
   estimator::Cell cell{part->name, shape.gpu, shape.nodes, shape.gpus_per_node, 1};

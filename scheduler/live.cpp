@@ -33,7 +33,7 @@ Result<void> write_replay_jobs(const std::string& path, const std::vector<Job>& 
   for (const Job& j : jobs) {
     const std::optional<PlacedShape> pick = requested_shape(ctx, j);
     Perf run;
-    if (pick) run = tput.best(j.model, j.global_batch, pick->shape, j.runtime);
+    if (pick) run = tput.best(j.model, j.global_batch, pick->shape, j.stack());
     const char* kind = to_string(j.kind);
     out << csv_field(j.name) << ',' << util::fixed(j.submit_time, 0) << ',' << csv_field(j.model) << ','
         << j.global_batch << ',' << util::fixed(std::ceil(j.iterations), 0) << ','

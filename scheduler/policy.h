@@ -88,9 +88,9 @@ struct Context {
 
   FreeMap free_map() const { return FreeMap(cluster, &tie); }
 
-  Perf best(const Job& j, const Cell& s) const { return tput.best(j.model, j.global_batch, s, j.runtime); }
+  Perf best(const Job& j, const Cell& s) const { return tput.best(j.model, j.global_batch, s, j.stack()); }
   Perf dp(const Job& j, const Cell& s) const {
-    return tput.data_parallel(j.model, j.global_batch, s, j.runtime);
+    return tput.data_parallel(j.model, j.global_batch, s, j.stack());
   }
   // The largest allocation `j` may get: the site's bound and the job's own (0 = none).
   int max_gpus(const Job& j) const {

@@ -37,7 +37,7 @@ Result<void> check_allocation(const ClusterState& cluster, const Job& job, const
       return make_error(who() + "allocation mixes partitions or GPU types (node " + n.name + ")");
   }
   if (!memory) return {};
-  Perf p = tput.best(job.model, job.global_batch, a.shape, job.runtime);
+  Perf p = tput.best(job.model, job.global_batch, a.shape, job.stack());
   if (!p.feasible)
     return make_error(who() + "Cell " + a.shape.gpu + " " + std::to_string(a.shape.nodes) + "x" +
                       std::to_string(a.shape.gpus_per_node) + " is not feasible: " + p.why);
@@ -297,7 +297,7 @@ Result<std::vector<Decision>> Scheduler::decide(const ClusterState& whole,
     d.target = std::move(t.alloc);
     d.opportunistic = t.opportunistic;
     d.reason = std::move(t.reason);
-    if (!d.target.empty()) d.target.shape.stages = m_tput.best(j.model, j.global_batch, d.target.shape, j.runtime).stages;
+    if (!d.target.empty()) d.target.shape.stages = m_tput.best(j.model, j.global_batch, d.target.shape, j.stack()).stages;
     if (d.target.empty()) {
       d.kind = Decision::Kind::preempt;
       if (d.reason.empty()) d.reason = "preempted";

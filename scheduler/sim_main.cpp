@@ -61,7 +61,7 @@ class ProgressBar {
 int main(int argc, char** argv) {
   CLI::App app{"crius-sim: simulate the crius scheduler and its baselines on a job trace"};
   std::string trace, cluster_file, policy = "crius", json_file, jobs_csv, plot_dir, table_file;
-  std::string runtime_name = "alpa", save_table, replay_jobs, restart_model = "flat", truth_mode = "noisy";
+  std::string runtime_name = "alpa", framework_name, save_table, replay_jobs, restart_model = "flat", truth_mode = "noisy";
   double truth_sigma = 0.15;
   std::uint64_t truth_seed = 1;
   std::vector<std::string> live;
@@ -135,6 +135,8 @@ int main(int argc, char** argv) {
                  "the hour of --max-moves-per-job-per-hour, in seconds, as criusd's rate_window_s (3600)")
       ->check(CLI::Range(1.0, 86400.0));
   app.add_option("--runtime", runtime_name, "estimator runtime profile: alpa (default), megatron or megatron-core");
+  app.add_option("--framework", framework_name,
+                 "what runs the jobs: crius-train, megatron or megatron:MAJOR.MINOR (default: the cluster file's)");
   app.add_option("--throughput-table", table_file,
                  "measured iteration times (CSV); missing shapes use the estimator");
   app.add_flag("--table-only", table_only,
@@ -210,6 +212,11 @@ int main(int argc, char** argv) {
   if (!cluster) return fail(kExitUsage, cluster.error());
   cs::ClusterState state = cs::cluster_state(*cluster);
   if (state.nodes.empty()) return fail(kExitUsage, cluster_file + ": the cluster has no nodes");
+  if (!framework_name.empty()) {
+    auto fw = ce::parse_framework(framework_name);
+    if (!fw) return fail(kExitUsage, "--framework: " + fw.error());
+    cluster->framework = *fw;
+  }
 
   // oracle: the policies decide with what jobs run at (the table where it has the shape, else
   // the estimator). noisy: they decide with the estimator; jobs run at the table's measured

@@ -176,7 +176,7 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
       Job& j = jobs[q];
       if (j.state != JobState::pending || j.held_partition < 0) continue;
       if (auto a = free.place(j.held_partition, j.held)) {
-        a->shape.stages = tput.best(j.model, j.global_batch, a->shape, j.runtime).stages;
+        a->shape.stages = tput.best(j.model, j.global_batch, a->shape, j.stack()).stages;
         free.take(*a);
         start(j, *a, false, now);
       }
@@ -288,7 +288,7 @@ Result<SimResult> simulate(const ClusterState& cluster, std::vector<Job> jobs, P
       busy += j.alloc.shape.gpus();
       // Its speed, looked up again only when it got another Cell (last_start).
       if (speed_since[j.id] != j.last_start) {
-        speed[j.id] = truth.best(j.model, j.global_batch, j.alloc.shape, j.runtime);
+        speed[j.id] = truth.best(j.model, j.global_batch, j.alloc.shape, j.stack());
         speed_since[j.id] = j.last_start;
       }
       const Perf& p = speed[j.id];

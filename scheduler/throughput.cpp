@@ -21,7 +21,7 @@ size_t CachedThroughput::KeyHash::operator()(const Key& k) const {
   h = h * 1000003 + static_cast<size_t>(k.batch);
   h = h * 131 + static_cast<size_t>(k.nodes);
   h = h * 131 + static_cast<size_t>(k.gpn);
-  h = h * 7 + static_cast<size_t>(k.runtime + 1);
+  h = h * 7 + static_cast<size_t>(k.stack);
   return h * 2 + (k.dp ? 1 : 0);
 }
 
@@ -37,12 +37,12 @@ Perf CachedThroughput::lookup(const Key& k, const std::string& model, int batch,
 }
 
 Perf CachedThroughput::do_best(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt) {
-  return lookup(Key{model, shape.gpu, batch, shape.nodes, shape.gpus_per_node, false, rt ? static_cast<int>(*rt) : -1},
+  return lookup(Key{model, shape.gpu, batch, shape.nodes, shape.gpus_per_node, false, rt.key()},
                 model, batch, shape, rt);
 }
 
 Perf CachedThroughput::do_data_parallel(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt) {
-  return lookup(Key{model, shape.gpu, batch, shape.nodes, shape.gpus_per_node, true, rt ? static_cast<int>(*rt) : -1},
+  return lookup(Key{model, shape.gpu, batch, shape.nodes, shape.gpus_per_node, true, rt.key()},
                 model, batch, shape, rt);
 }
 

@@ -30,17 +30,14 @@ struct Perf {
   std::string why;             // when infeasible
 };
 
-// The runtime profile a speed is asked for: none means the source's own (crius-sim's
-// --runtime); criusd asks for each job's.
-using RuntimeChoice = std::optional<estimator::Runtime>;
 
 class ThroughputSource {
  public:
   virtual ~ThroughputSource() = default;
-  Perf best(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt = std::nullopt) {
+  Perf best(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt = {}) {
     return do_best(model, batch, shape, rt);
   }
-  Perf data_parallel(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt = std::nullopt) {
+  Perf data_parallel(const std::string& model, int batch, const Cell& shape, RuntimeChoice rt = {}) {
     return do_data_parallel(model, batch, shape, rt);
   }
   // Error (listing close matches) when the model is unknown to this source.
@@ -75,7 +72,7 @@ class CachedThroughput final : public ThroughputSource {
     std::string model, gpu;
     int batch, nodes, gpn;
     bool dp;
-    int runtime;  // -1: the inner source's own
+    int stack;  // RuntimeChoice::key()
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {

@@ -17,6 +17,22 @@
 
 namespace crius::scheduler {
 
+// The runtime profile and the framework a job's speed is asked for; each none means the speed
+// source's own (crius-sim's --runtime and the cluster file's framework); criusd asks for each job's.
+struct RuntimeChoice {
+  std::optional<estimator::Runtime> runtime;
+  std::optional<estimator::Framework> framework;
+  RuntimeChoice() = default;
+  RuntimeChoice(std::optional<estimator::Runtime> r, std::optional<estimator::Framework> f = std::nullopt)
+      : runtime(r), framework(f) {}
+  // One number per choice (memo keys).
+  int key() const {
+    const int r = runtime ? static_cast<int>(*runtime) + 1 : 0;
+    const int f = framework ? static_cast<int>(framework->kind) * 10000 + framework->version + 1 : 0;
+    return r * 100000 + f;
+  }
+};
+
 // The scheduler decides Cells as shapes: GPU type, nodes x GPUs per node (speeds
 // are looked up by these); the stage count is the best plan's, and the partition
 // is the Allocation's.
@@ -94,6 +110,8 @@ struct Job {
   double priority = 0;          // the resource manager's priority: higher goes first (criusd: Slurm's)
   double deadline = std::numeric_limits<double>::infinity();
   std::optional<estimator::Runtime> runtime;  // the job's runtime profile; none: the source's own
+  std::optional<estimator::Framework> framework;  // what runs it (its plans' rule); none: the source's own
+  RuntimeChoice stack() const { return {runtime, framework}; }
   int max_gpus = 0;             // the largest allocation the job accepts (0 = none; --crius-max-gpus)
   // Where the resource manager lets the job run (criusd: Slurm's partition access and limits):
   // per partition of the ClusterState, -1 not at all, 0 any size, n at most n nodes (empty:

@@ -46,8 +46,11 @@ const std::vector<OptionInfo>& options() {
       {Option::cell, "crius-cell", "auto|TYPE[:NODESxGPUS[:STAGES]]",
        "[crius] pin the Cell: GPU type, optionally nodes x GPUs per node and pipeline stages "
        "(default auto)"},
-      {Option::runtime, "crius-runtime", "megatron|alpa",
-       "[crius] runtime profile the plan is made for (default megatron)"},
+      {Option::runtime, "crius-runtime", "megatron|megatron-core|alpa",
+       "[crius] runtime profile the plan is made for: megatron, megatron-core or alpa (default megatron)"},
+      {Option::framework, "crius-framework", "crius-train|megatron[:VERSION]",
+       "[crius] the framework that runs the job: crius offers only Cells whose plan it can run, "
+       "e.g. megatron:0.8 for Megatron-Core 0.8 (default: the site's)"},
       {Option::deadline, "crius-deadline", "TIME",
        "[crius] wanted run time (Slurm time format, e.g. 4:00:00); with --crius-iters crius "
        "picks the smallest Cell that meets it"},
@@ -105,6 +108,12 @@ Result<estimator::Runtime> parse_runtime_name(std::string_view text) {
   auto r = estimator::parse_runtime(text);
   if (!r) return make_error("--crius-runtime: " + shown(text) + " is not megatron, megatron-core or alpa");
   return r;
+}
+
+Result<estimator::Framework> parse_framework_name(std::string_view text) {
+  auto f = estimator::parse_framework(text);
+  if (!f) return make_error("--crius-framework: " + f.error());
+  return f;
 }
 
 Result<int> parse_max_gpus(std::string_view text) {
@@ -216,6 +225,11 @@ Result<void> check_option(Option o, std::string_view value) {
       if (!r) return make_error(r.error());
       return {};
     }
+    case Option::framework: {
+      auto r = parse_framework_name(value);
+      if (!r) return make_error(r.error());
+      return {};
+    }
     case Option::deadline: {
       auto r = parse_deadline(value);
       if (!r) return make_error(r.error());
@@ -306,6 +320,12 @@ Result<JobRequest> parse_request(const std::vector<std::string_view>& env) {
         auto r = parse_runtime_name(value);
         if (!r) return make_error(r.error());
         req.runtime = *r;
+        break;
+      }
+      case Option::framework: {
+        auto r = parse_framework_name(value);
+        if (!r) return make_error(r.error());
+        req.framework = *r;
         break;
       }
       case Option::deadline: {

@@ -37,7 +37,7 @@ inline constexpr long kMaxIters = 1L << 40;
 inline constexpr long kMaxDeadlineS = 366L * 24 * 3600;
 
 // The SPANK options (without the leading "--"), in the order sbatch --help lists them.
-enum class Option { model, global_batch, iters, cell, runtime, deadline, max_gpus, explain, movable, checkpoint_grace };
+enum class Option { model, global_batch, iters, cell, runtime, framework, deadline, max_gpus, explain, movable, checkpoint_grace };
 inline constexpr std::size_t kOptionCount = static_cast<std::size_t>(Option::checkpoint_grace) + 1;  // the last one
 struct OptionInfo {
   Option id;
@@ -57,6 +57,7 @@ struct JobRequest {
   std::optional<long> iters;
   estimator::Cell cell;  // --crius-cell: a partial Cell (gpu "" = auto, 0 = not pinned)
   estimator::Runtime runtime = estimator::Runtime::megatron;
+  std::optional<estimator::Framework> framework;  // --crius-framework; none: crius.toml's
   std::optional<long> deadline_s;
   std::optional<int> max_gpus;  // --crius-max-gpus: the largest Cell the user accepts
   bool explain = false;
@@ -69,6 +70,7 @@ Result<int> parse_global_batch(std::string_view text);
 Result<long> parse_iters(std::string_view text);
 Result<estimator::Cell> parse_cell(std::string_view text);  // estimator::parse_cell, named option
 Result<estimator::Runtime> parse_runtime_name(std::string_view text);
+Result<estimator::Framework> parse_framework_name(std::string_view text);
 // Slurm's time formats: MIN, MIN:SEC, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS.
 Result<long> parse_deadline(std::string_view text);
 Result<int> parse_max_gpus(std::string_view text);

@@ -175,7 +175,9 @@ Result<Ranking> rank(const JobRequest& req, const Loaded& conf, std::string_view
   ereq.model = std::move(*model);
   ereq.global_batch = req.global_batch;
   ereq.runtime = req.runtime;
-  if (auto v = est::validate_request(ereq); !v) return rejected(Reject::bad_request, v.error());
+  ereq.framework = req.framework.value_or(cl.framework);
+  if (auto v = est::validate_request(ereq); !v)
+    return rejected(Reject::bad_request, v.error());
 
   // The partitions this job may use.
   std::vector<std::string> all_names;
@@ -375,6 +377,7 @@ Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& r, con
   rec.request.global_batch = req.global_batch;
   rec.request.iters = req.iters;
   rec.request.runtime = req.runtime;
+  rec.request.framework = e.plan.framework;
   rec.request.pin = req.cell;
   rec.request.max_gpus = req.max_gpus;
   rec.request.deadline_s = req.deadline_s;
@@ -430,6 +433,7 @@ Result<Decision> DecisionCache::decide(const JobRequest& req, const Loaded& conf
   // Every field of the request that rank() reads, each value bounded by parse_request.
   const std::string key = req.model + '\n' + req.model_spec + '\n' + std::to_string(req.global_batch) + '\n' +
                           est::to_string(req.cell) + '\n' + std::string(est::to_string(req.runtime)) + '\n' +
+                          (req.framework ? est::to_string(*req.framework) : "-") + '\n' +
                           (req.max_gpus ? std::to_string(*req.max_gpus) : "-") + '\n' +
                           std::string(user_partitions.substr(0, 4096));
   auto it = std::find_if(m_entries.begin(), m_entries.end(), [&](const auto& e) { return e.first == key; });
@@ -474,7 +478,7 @@ Result<Decision> DecisionCache::decide(const JobRequest& req, const Loaded& conf
 std::string explain_text(const JobRequest& req, const Decision& d) {
   std::ostringstream o;
   o << "crius: model " << req.model << ", global batch " << req.global_batch << ", runtime " << est::to_string(req.runtime)
-    << ", cell " << est::to_string(req.cell) << "\n";
+    << (req.framework ? ", framework " + est::to_string(*req.framework) : std::string()) << ", cell " << est::to_string(req.cell) << "\n";
   char line[256];
   std::snprintf(line, sizeof line, "  %-3s %-16s %-10s %10s %12s %9s  %s\n", "#", "CELL", "PARTITION",
                 "ITER_S", "SAMPLES/S", "MEM_GIB", "PLAN (per stage dp x tp)");

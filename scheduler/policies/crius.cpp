@@ -46,14 +46,14 @@ Cands ordered(std::vector<Candidate> list) {
 struct CriusPolicy::Memo {
   struct Key {
     std::string model, req_gpu;
-    int batch, runtime, req_gpus, cap, max_nodes;
+    int batch, stack, req_gpus, cap, max_nodes;
     std::vector<int> partition_max_nodes;
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
     std::size_t operator()(const Key& k) const {
       std::size_t h = std::hash<std::string>()(k.model) ^ (std::hash<std::string>()(k.req_gpu) << 1);
-      for (int v : {k.batch, k.runtime, k.req_gpus, k.cap, k.max_nodes}) h = h * 1000003 + static_cast<std::size_t>(v);
+      for (int v : {k.batch, k.stack, k.req_gpus, k.cap, k.max_nodes}) h = h * 1000003 + static_cast<std::size_t>(v);
       for (int v : k.partition_max_nodes) h = h * 31 + static_cast<std::size_t>(v + 1);
       return h;
     }
@@ -207,7 +207,7 @@ std::vector<Candidate> Round::listed(size_t i, int most) const {
 Round::Class& Round::job_class(size_t i) {
   if (m_class[i]) return *m_class[i];
   const Job& j = job(i);
-  CriusPolicy::Memo::Key key{j.model,    j.req_gpu,           j.global_batch, j.runtime ? static_cast<int>(*j.runtime) : -1,
+  CriusPolicy::Memo::Key key{j.model,    j.req_gpu,           j.global_batch, j.stack().key(),
                              j.req_gpus, m_ctx.max_gpus(j), j.max_nodes,    j.partition_max_nodes};
   auto [at, fresh] = m_memo.classes.try_emplace(std::move(key));
   Class& c = at->second;

@@ -37,6 +37,7 @@ bool replan(const estimator::Cluster& cluster, job::Record& rec, const estimator
   req.model = *model;
   req.global_batch = rec.request.global_batch;
   req.runtime = rec.request.runtime;
+  req.framework = rec.request.framework;
   estimator::Estimate e = estimator::best_for_allocation(req, cluster, to.gpu, to.nodes, to.gpus_per_node);
   if (!e.feasible) return false;
   rec.cell = to;
@@ -497,7 +498,9 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       status.problem = "model given as a file: criusd leaves it in its Cell";
     } else if (auto ok = tput.check_model(rec.request.model); !ok) {
       status.problem = ok.error();
-    } else if (auto p = tput.best(rec.request.model, rec.request.global_batch, shape, rec.request.runtime); p.feasible) {
+    } else if (auto p = tput.best(rec.request.model, rec.request.global_batch, shape,
+                                 sch::RuntimeChoice(rec.request.runtime, rec.request.framework));
+               p.feasible) {
       status.est_iter_time_s = p.iter_time_s;
     }
     auto skip = [&](const char* kind, const std::string& why) {
@@ -684,6 +687,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     job.model = rec.request.model;
     job.global_batch = rec.request.global_batch;
     job.runtime = rec.request.runtime;
+    job.framework = rec.request.framework;
     job.req_gpu = rec.cell.gpu;
     job.req_gpus = rec.cell.nodes * rec.cell.gpus_per_node;
     job.max_gpus = rec.request.max_gpus.value_or(0);
@@ -917,8 +921,8 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     a.from = rec.cell;
     a.to = to;
     a.reason = d.reason;
-    sch::Perf before = tput.best(job.model, job.global_batch, rec.cell, job.runtime);
-    sch::Perf after = tput.best(job.model, job.global_batch, to, job.runtime);
+    sch::Perf before = tput.best(job.model, job.global_batch, rec.cell, job.stack());
+    sch::Perf after = tput.best(job.model, job.global_batch, to, job.stack());
     a.from_samples_per_s = before.feasible ? before.samples_per_s : 0;
     a.to_samples_per_s = after.feasible ? after.samples_per_s : 0;
     a.gain_samples_per_s = a.to_samples_per_s - a.from_samples_per_s;

@@ -177,7 +177,7 @@ BOOST_AUTO_TEST_CASE(crius_toml_keys_are_documented_and_read) {
   // Top-level keys and tables of the cluster file, and [[partition]]'s keys.
   Names top_level = strip_brackets(documented_keys("crius.toml.5", "CLUSTER FILE", "Sections of other components"));
   for (const auto& k : documented_keys("crius.toml.5", "CLUSTER FILE")) {
-    if (k == "gpus" || k == "models") top_level.insert(k);
+    if (k == "gpus" || k == "models" || k == "framework") top_level.insert(k);
   }
   top_level.insert("partition");  // the .SS [[partition]] heading
   Names accepted(est::cluster_file_keys().begin(), est::cluster_file_keys().end());

@@ -261,23 +261,6 @@ BOOST_AUTO_TEST_CASE(hostlists) {
   BOOST_TEST(!expand_hostlist("a[3-1]").ok());
 }
 
-BOOST_AUTO_TEST_CASE(megatron_flags) {
-  auto p = plan_from_shape("2", 4, "2", "", 24);
-  BOOST_REQUIRE(p.ok());
-  p->micro_batches = 8;
-  p->recompute = est::Recompute::selective;
-  auto a = megatron_args(*p);
-  BOOST_REQUIRE(a.ok());
-  std::string s;
-  for (const auto& x : *a) s += x + " ";
-  BOOST_TEST(s ==
-             "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 4 --micro-batch-size 1 "
-             "--global-batch-size 16 --num-layers 24 --recompute-granularity selective ");
-  auto u = plan_from_shape("2,1", 2, "1,2", "", 0);
-  BOOST_REQUIRE(u.ok());
-  BOOST_TEST(!megatron_args(*u).ok());
-}
-
 BOOST_AUTO_TEST_CASE(bind_cpus_shares) {
   using V = std::vector<int>;
   const V cpus = {0, 2, 4, 6};

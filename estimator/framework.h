@@ -1,0 +1,67 @@
+// SPDX-FileCopyrightText: 2026 The crius developers
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The training framework that runs a job's plan, and the one rule of what it can express
+// (crius(7), FRAMEWORKS). The plan search, the Cell enumeration, job_submit, criusd, crius-sim
+// and crius-launch all ask this rule: a Cell whose best plan the framework cannot run is not a
+// Cell for that job, and crius-launch hands over only plans the rule admits.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "estimator/result.h"
+
+namespace crius::estimator {
+
+struct Model;
+struct Plan;
+struct Schedule;
+struct StackSwitches;
+enum class Runtime;
+
+// crius-train: crius's reference trainer, which runs every plan crius makes (any layer split,
+// per-stage shapes, GPipe, every model family). megatron: Megatron-LM on Megatron-Core release
+// `version` (major * 100 + minor: 8 is core 0.8, 13 is core 0.13).
+struct Framework {
+  enum class Kind { crius_train, megatron };
+  Kind kind = Kind::crius_train;
+  int version = 0;
+  bool operator==(const Framework&) const = default;
+};
+
+// What changed between the Megatron-Core releases crius knows (crius(7), FRAMEWORKS, names the
+// source of each): the oldest; --decoder-first/last-pipeline-num-layers and --moe-layer-freq
+// (0.10); --attention-backend (0.11); --pipeline-model-parallel-layout (0.13); expert parallelism
+// in fp16 (0.19, the newest checked). "megatron" alone is the newest.
+inline constexpr int kMegatronOldest = 8, kMegatronFirstLast = 10, kMegatronMoeLayerFreq = 10,
+                     kMegatronAttentionBackend = 11, kMegatronLayout = 13, kMegatronFp16Experts = 19,
+                     kMegatronNewest = 19;
+
+// "crius-train", "megatron:0.13".
+std::string to_string(const Framework& f);
+// crius-train | megatron | megatron:MAJOR.MINOR (a release from 0.8 on; one newer than the
+// newest known is read with the newest's rules). Errors quote the text (util::shown).
+Result<Framework> parse_framework(std::string_view text);
+
+// How a framework may split the layers over the pipeline stages.
+//   any:        every stage its own layer count (crius-train; Megatron-Core >= 0.13's layout)
+//   first_last: the first and the last stage their own, the others equal (Megatron-Core 0.10-0.12)
+//   even:       every stage the same (older releases; every interleaved schedule)
+enum class SplitRule { any, first_last, even };
+SplitRule split_rule(const Framework& f, const Schedule& s);
+// Whether `ends` (each stage's end layer) is a split `rule` allows.
+bool split_allowed(SplitRule rule, const int* ends, int stages);
+// Whether the framework can split `layers` layers into `stages` stages at all (Cell enumeration).
+bool stages_allowed(const Framework& f, int layers, int stages);
+
+// What a request must satisfy before any Cell is looked at: the model's family, shape and
+// optimizer, the runtime profile's schedule. The error names the framework and says why.
+Result<void> check_request(const Framework& f, const Model& m, Runtime runtime);
+// Whether the framework may shard a MoE model's experts over the data-parallel ranks.
+bool expert_parallel_allowed(const Framework& f, const Model& m);
+// Whether the framework can run `plan` for `m` exactly as planned: layer split, query groups
+// per TP rank, experts per EP rank, schedule, interleaving and, given `stack` (the runtime
+// profile's switches), each switch as the plan uses it. The error says which and why.
+Result<void> check_plan(const Framework& f, const Model& m, const Plan& plan, const StackSwitches* stack = nullptr);
+
+}  // namespace crius::estimator
