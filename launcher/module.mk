@@ -99,3 +99,8 @@ $(B)/tests/mpi/crius-train-allplans: EXTRA_LIBS += $(RUNTIME_LINK_LIBS)
 
 UNIT_TEST_ARCHIVES += $(LAUNCH_LIB)
 MANPAGES += man/crius-launch.1 man/crius-train.1 man/crius-profile.1
+
+# Test driver: every plan offered to a Megatron-LM job, as handed over (tests/cli/megatron_validate.sh).
+TEST_PROGRAMS += $(B)/tests/megatron/megatron-cases
+$(B)/tests/megatron/megatron-cases: $(B)/tests/megatron/cases.o $(LAUNCH_LIB) $(LIBCRIUS)
+	$(LINK_PROGRAM)

@@ -9,6 +9,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cstdlib>
+#include <numeric>
 
 #include "estimator/estimator.h"
 #include "launcher/megatron.h"
@@ -181,4 +182,192 @@ BOOST_AUTO_TEST_CASE(without_the_rule_older_releases_get_plans_they_cannot_run) 
     BOOST_TEST_INFO(release << ": " << s.rejected << " of " << s.plans);
     BOOST_TEST(s.rejected > s.plans / 10);
   }
+}
+
+// ---- crius-launch's hand-over (launcher/megatron.h) ----------------------------------------------
+
+static std::string joined(const std::vector<std::string>& a) {
+  std::string s;
+  for (const auto& x : a) s += (s.empty() ? "" : " ") + x;
+  return " " + s + " ";
+}
+
+static bool has(const std::vector<std::string>& a, const std::string& flag) {
+  return joined(a).find(" " + flag + " ") != std::string::npos;
+}
+
+// The value crius gives `flag`, "" when absent or a bare flag.
+static std::string value(const std::vector<std::string>& a, const std::string& flag) {
+  for (std::size_t i = 0; i + 1 < a.size(); ++i)
+    if (a[i] == flag && a[i + 1].rfind("--", 0) != 0) return a[i + 1];
+  return "";
+}
+
+// llama2-70b (80 layers, 8 query groups) on 4 stages of tp 8 x dp 2, ZeRO-1, sequence parallel,
+// interleaved over 2 chunks: a plan every switch has something to act on.
+static est::Plan llama_plan() {
+  est::Plan p;
+  p.runtime = est::Runtime::megatron_core;
+  for (int b : {0, 20, 40, 60}) p.stages.push_back({b, b + 20, 2, 8});
+  p.micro_batch_size = 1;
+  p.micro_batches = 16;
+  p.schedule = {est::Schedule::Kind::interleaved, 2};
+  p.sequence_parallel = true;
+  p.zero = 1;
+  return p;
+}
+
+BOOST_AUTO_TEST_CASE(each_switch_of_the_profile_puts_its_flag_on_and_off) {
+  const est::Cluster c = load(top() + "/etc/crius/examples/dgx-h100.toml");
+  const est::Model llama = model(c, "llama2-70b");
+  const est::Plan p = llama_plan();
+  struct Case {
+    bool est::StackSwitches::*field;
+    std::vector<std::string> on, off;  // flags present with the switch on / off (the other absent)
+  };
+  const std::vector<Case> cases = {
+      {&est::StackSwitches::fused_attention, {"--attention-backend fused"}, {"--attention-backend unfused"}},
+      {&est::StackSwitches::overlap_grad_reduce, {"--overlap-grad-reduce"}, {}},
+      {&est::StackSwitches::overlap_param_gather, {"--overlap-param-gather"}, {}},
+      {&est::StackSwitches::tp_comm_overlap, {"--tp-comm-overlap"}, {}},
+      {&est::StackSwitches::overlap_p2p_comm, {}, {"--no-overlap-p2p-communication"}},
+  };
+  for (const char* release : {"megatron:0.13", "megatron:0.19"})
+    for (const Case& k : cases) {
+      est::StackSwitches st = est::StackSwitches::of(est::Runtime::megatron_core);
+      st.overlap_grad_reduce = true;  // the parameter all-gather overlaps only with it
+      for (bool on : {true, false}) {
+        st.*k.field = on;
+        if (k.field == &est::StackSwitches::overlap_grad_reduce) st.overlap_param_gather = false;
+        auto a = crius::launcher::megatron_args(p, llama, st, fw(release));
+        BOOST_TEST_INFO(release << " switch " << (on ? "on" : "off") << ": " << (a ? joined(*a) : a.error()));
+        BOOST_REQUIRE(a.ok());
+        for (const auto& f : on ? k.on : k.off) BOOST_TEST(joined(*a).find(" " + f + " ") != std::string::npos);
+        for (const auto& f : on ? k.off : k.on) BOOST_TEST(joined(*a).find(" " + f + " ") == std::string::npos);
+      }
+    }
+  // Before 0.11 there is no --attention-backend: the unfused attention is the local implementation.
+  est::StackSwitches off = est::StackSwitches::of(est::Runtime::megatron);
+  auto old = crius::launcher::megatron_args(p, llama, off, fw("megatron:0.8"));
+  BOOST_REQUIRE(old.ok());
+  BOOST_TEST(value(*old, "--transformer-impl") == "local");
+  BOOST_TEST(!has(*old, "--attention-backend"));
+  off.fused_attention = true;
+  old = crius::launcher::megatron_args(p, llama, off, fw("megatron:0.8"));
+  BOOST_REQUIRE(old.ok());
+  BOOST_TEST(value(*old, "--transformer-impl") == "transformer_engine");
+  // A switch Megatron has no flag for stops the hand-over.
+  off.master_param_remainders = true;
+  BOOST_TEST(!crius::launcher::megatron_args(p, llama, off, fw("megatron:0.8")).ok());
+}
+
+BOOST_AUTO_TEST_CASE(the_plan_and_the_model_dimensions_launched_are_the_estimates) {
+  const est::Cluster c = load(top() + "/etc/crius/examples/dgx-h100.toml");
+  const est::StackSwitches st = c.gpus.runtime(est::Runtime::megatron_core).stack;
+  // Every catalogue model Megatron trains, in its best Cell on the DGX H100 cluster.
+  int checked = 0;
+  for (const est::Model& m : c.models.models()) {
+    if (!est::check_request(fw("megatron"), m, est::Runtime::megatron_core)) continue;
+    est::Request req;
+    req.model = m;
+    req.global_batch = 256;
+    req.runtime = est::Runtime::megatron_core;
+    req.framework = fw("megatron");
+    const auto ranked = est::rank_cells(req, c, {}, {});
+    if (ranked.empty() || !ranked.front().feasible) continue;
+    const est::Plan& p = ranked.front().plan;
+    auto a = crius::launcher::megatron_args(p, m, st, fw("megatron"));
+    BOOST_TEST_INFO(m.id << ": " << (a ? joined(*a) : a.error()));
+    BOOST_REQUIRE(a.ok());
+    ++checked;
+    BOOST_TEST(value(*a, "--num-layers") == std::to_string(m.layers));
+    BOOST_TEST(value(*a, "--hidden-size") == std::to_string(m.hidden));
+    BOOST_TEST(value(*a, "--num-attention-heads") == std::to_string(m.heads));
+    BOOST_TEST(value(*a, "--ffn-hidden-size") == std::to_string(m.ffn_hidden));
+    BOOST_TEST(value(*a, "--seq-length") == std::to_string(m.seq_len));
+    BOOST_TEST(value(*a, "--max-position-embeddings") == std::to_string(m.seq_len));
+    BOOST_TEST(has(*a, "--swiglu") == m.swiglu);
+    BOOST_TEST(value(*a, "--position-embedding-type") == (m.rope ? "rope" : "learned_absolute"));
+    BOOST_TEST(has(*a, "--bf16") == (m.dtype == est::Dtype::bf16));
+    BOOST_TEST(has(*a, "--fp16") == (m.dtype == est::Dtype::fp16));
+    const int groups = m.kv_heads ? m.kv_heads : m.heads;
+    BOOST_TEST(value(*a, "--num-query-groups") == (groups == m.heads ? "" : std::to_string(groups)));
+    BOOST_TEST(value(*a, "--tensor-model-parallel-size") == std::to_string(p.stages[0].tp));
+    BOOST_TEST(value(*a, "--pipeline-model-parallel-size") == std::to_string(p.pp()));
+    BOOST_TEST(value(*a, "--micro-batch-size") == std::to_string(p.micro_batch_size));
+    BOOST_TEST(value(*a, "--global-batch-size") == "256");
+    BOOST_TEST(has(*a, "--sequence-parallel") == (p.sequence_parallel && p.stages[0].tp > 1));
+    BOOST_TEST(has(*a, "--use-distributed-optimizer") == (p.zero == 1));
+    if (m.family == est::Family::moe) {
+      BOOST_TEST(value(*a, "--num-experts") == std::to_string(m.experts));
+      BOOST_TEST(value(*a, "--moe-router-topk") == std::to_string(m.top_k));
+      const int ep = p.expert_parallel ? std::gcd(m.experts, p.stages[0].dp) : 1;
+      BOOST_TEST(value(*a, "--expert-model-parallel-size") == std::to_string(ep));
+    }
+  }
+  BOOST_TEST(checked >= 10);
+}
+
+BOOST_AUTO_TEST_CASE(moe_plans_carry_their_expert_parallelism) {
+  const est::Cluster c = load(top() + "/etc/crius/examples/dgx-h100.toml");
+  const est::Model mixtral = model(c, "mixtral-8x7b");
+  est::Request req;
+  req.model = mixtral;
+  req.global_batch = 256;
+  req.runtime = est::Runtime::megatron_core;
+  req.framework = fw("megatron:0.13");
+  est::CellFilter f;
+  f.nodes = 4, f.gpus_per_node = 8, f.stages = 1;  // tp 8 x dp 4
+  const auto ranked = est::rank_cells(req, c, f, {});
+  BOOST_REQUIRE(!ranked.empty());
+  BOOST_REQUIRE(ranked.front().feasible);
+  const est::Plan& p = ranked.front().plan;
+  const int ep = std::gcd(8, p.stages[0].dp);
+  BOOST_TEST(ep > 1);
+  auto a = crius::launcher::megatron_args(p, mixtral, c.gpus.runtime(req.runtime).stack, req.framework);
+  BOOST_REQUIRE(a.ok());
+  BOOST_TEST(value(*a, "--expert-model-parallel-size") == std::to_string(ep));
+  BOOST_TEST(value(*a, "--moe-token-dispatcher-type") == "alltoall");
+  // The same plan without expert parallelism hands over EP 1.
+  est::Plan q = p;
+  q.expert_parallel = false;
+  a = crius::launcher::megatron_args(q, mixtral, c.gpus.runtime(req.runtime).stack, req.framework);
+  BOOST_REQUIRE(a.ok());
+  BOOST_TEST(value(*a, "--expert-model-parallel-size") == "1");
+}
+
+BOOST_AUTO_TEST_CASE(uneven_splits_in_each_releases_own_words) {
+  const est::Cluster c = load(top() + "/etc/crius/examples/dgx-h100.toml");
+  const est::Model llama = model(c, "llama2-70b");
+  const est::StackSwitches st = c.gpus.runtime(est::Runtime::megatron_core).stack;
+  est::Plan p;
+  p.runtime = est::Runtime::megatron_core;
+  p.stages = {{0, 19, 2, 8}, {19, 39, 2, 8}, {39, 59, 2, 8}, {59, 80, 2, 8}};
+  auto a = crius::launcher::megatron_args(p, llama, st, fw("megatron:0.10"));
+  BOOST_REQUIRE(a.ok());
+  BOOST_TEST(value(*a, "--decoder-first-pipeline-num-layers") == "19");
+  BOOST_TEST(value(*a, "--decoder-last-pipeline-num-layers") == "21");
+  BOOST_TEST(!has(*a, "--pipeline-model-parallel-layout"));
+  a = crius::launcher::megatron_args(p, llama, st, fw("megatron:0.13"));
+  BOOST_REQUIRE(a.ok());
+  BOOST_TEST(value(*a, "--pipeline-model-parallel-layout") == "Et*19|t*20|t*20|t*21L");
+  BOOST_TEST(!has(*a, "--decoder-first-pipeline-num-layers"));
+  auto e = crius::launcher::megatron_args(p, llama, st, fw("megatron:0.8"));
+  BOOST_TEST(!e.ok());
+  // Even splits need neither.
+  p.stages = {{0, 20, 2, 8}, {20, 40, 2, 8}, {40, 60, 2, 8}, {60, 80, 2, 8}};
+  a = crius::launcher::megatron_args(p, llama, st, fw("megatron:0.8"));
+  BOOST_REQUIRE(a.ok());
+  BOOST_TEST(!has(*a, "--pipeline-model-parallel-layout"));
+  BOOST_TEST(!has(*a, "--decoder-first-pipeline-num-layers"));
+}
+
+BOOST_AUTO_TEST_CASE(a_command_that_says_otherwise_is_refused) {
+  const std::vector<std::string> args = {"--tensor-model-parallel-size", "8", "--sequence-parallel", "--hidden-size", "8192"};
+  BOOST_TEST(crius::launcher::check_command({"pretrain_gpt.py", "--data-path", "x"}, args).ok());
+  BOOST_TEST(crius::launcher::check_command({"pretrain_gpt.py", "--hidden-size", "8192", "--sequence-parallel"}, args).ok());
+  auto e = crius::launcher::check_command({"pretrain_gpt.py", "--tensor-model-parallel-size=4"}, args);
+  BOOST_TEST(!e.ok());
+  if (!e.ok()) BOOST_TEST(e.error().find("gives --tensor-model-parallel-size 4, the plan 8") != std::string::npos);
+  BOOST_TEST(!crius::launcher::check_command({"x", "--hidden-size", "4096"}, args).ok());
 }

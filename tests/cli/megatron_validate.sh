@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The crius developers
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Every plan crius offers a Megatron-LM job passes Megatron-LM's own argument parsing and
+# validation, for a 2024 release (Megatron-Core 0.8) and a current one (0.19): every catalogue
+# model Megatron trains, over every Cell of the shipped example clusters, as
+# `crius-launch --framework megatron:X.Y` hands it over (tests/megatron/cases.cpp), fed to the
+# release's megatron/training/arguments.py on CPU with the Cell's world size
+# (tests/megatron/validate.py). And the check can fail: 0.19's layouts are refused by 0.8.
+#
+# Megatron-LM's source is not part of crius: its releases' megatron/ folders are looked for in
+# $CRIUS_MEGATRON_LM (default ../shared/megatron-lm beside the tree), one folder per tag:
+#   core_r0.8.0/megatron, core_v0.19.0/megatron   (GitHub NVIDIA/Megatron-LM, those tags)
+# and the test skips, saying so, where they are absent.
+set -euo pipefail
+dir=${CRIUS_MEGATRON_LM:-$TOP/../shared/megatron-lm}
+py=/usr/bin/python3
+B=${B:-build}
+cases=$TOP/$B/tests/megatron/megatron-cases
+[ -x "$cases" ] || { echo "megatron-cases not built"; exit 1; }
+"$py" -c 'import torch, regex, packaging' 2>/dev/null ||
+  { echo "Debian's python3-torch, python3-regex and python3-packaging are needed to run Megatron-LM's checks"; exit 77; }
+releases=(core_r0.8.0:megatron:0.8 core_v0.19.0:megatron:0.19)
+present=()
+for r in "${releases[@]}"; do [ -d "$dir/${r%%:*}/megatron" ] && present+=("$r"); done
+[ ${#present[@]} -gt 0 ] ||
+  { echo "no Megatron-LM release in $dir (core_r0.8.0/megatron, core_v0.19.0/megatron from NVIDIA/Megatron-LM)"; exit 77; }
+
+fail=0
+for r in "${present[@]}"; do
+  tag=${r%%:*} framework=${r#*:}
+  "$cases" --framework "$framework" "$TOP" >"$TEST_TMP/$tag.jsonl"
+  "$py" -W ignore "$TOP/tests/megatron/validate.py" "$dir/$tag" "$TEST_TMP/$tag.jsonl" 2>"$TEST_TMP/$tag.err" || {
+    echo "FAIL: Megatron-LM $tag rejected plans crius offers to $framework jobs"; tail -n 5 "$TEST_TMP/$tag.err"; fail=1; }
+done
+
+# The check discriminates: uneven layouts, which 0.19 runs, are not 0.8's to run.
+if [ -d "$dir/core_r0.8.0/megatron" ]; then
+  "$cases" --framework megatron:0.19 "$TOP" >"$TEST_TMP/all-0.19.jsonl" 2>/dev/null
+  grep -- '--pipeline-model-parallel-layout' "$TEST_TMP/all-0.19.jsonl" | head -n 20 >"$TEST_TMP/layouts.jsonl" || true
+  [ -s "$TEST_TMP/layouts.jsonl" ] || { echo "FAIL: no uneven layout among 0.19's plans"; fail=1; }
+  if "$py" -W ignore "$TOP/tests/megatron/validate.py" "$dir/core_r0.8.0" "$TEST_TMP/layouts.jsonl" \
+    >"$TEST_TMP/refused.out" 2>&1; then
+    echo "FAIL: Megatron-LM 0.8 accepted --pipeline-model-parallel-layout"; fail=1
+  fi
+  grep -q " 0 accepted, 20 rejected" "$TEST_TMP/refused.out" || { tail -n 3 "$TEST_TMP/refused.out"; fail=1; }
+fi
+[ $fail -eq 0 ] && echo "megatron_validate: ${#present[@]} release(s) accept every plan offered"
+exit $fail
