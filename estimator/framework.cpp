@@ -128,8 +128,15 @@ Result<void> check_plan(const Framework& f, const Model& m, const Plan& plan, co
                         ") a multiple of the " + std::to_string(pp) + " stages");
   }
   if (stack) {
-    if (stack->master_param_remainders)
-      return make_error(who + ": no flag crius knows keeps only the master copy's low bits (master_param_remainders)");
+    // The estimate keeps a bf16 model's fp32 master copy as its low 16 bits (master_param_remainders):
+    // Megatron-Core's precision-aware optimizer, which shards the states (ZeRO-1).
+    if (stack->master_param_remainders && m.dtype == Dtype::bf16) {
+      if (f.version < kMegatronParamRemainders)
+        return make_error(who + " keeps the fp32 master copy whole (the precision-aware optimizer's parameter "
+                                "remainders come with 0.13); the runtime profile keeps its low bits only");
+      if (plan.zero != 1)
+        return make_error(who + " keeps only the master copy's low bits with the distributed optimizer (ZeRO-1)");
+    }
     if (stack->overlap_param_gather && plan.zero == 1 && !stack->overlap_grad_reduce)
       return make_error(who + " overlaps the parameter all-gather only with the gradient reduction overlapped too");
     if (interleaved && !stack->overlap_p2p_comm && pp <= 2)

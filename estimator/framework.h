@@ -31,10 +31,11 @@ struct Framework {
 
 // What changed between the Megatron-Core releases crius knows (crius(7), FRAMEWORKS, names the
 // source of each): the oldest; --decoder-first/last-pipeline-num-layers and --moe-layer-freq
-// (0.10); --attention-backend (0.11); --pipeline-model-parallel-layout (0.13); expert parallelism
-// in fp16 (0.19, the newest checked). "megatron" alone is the newest.
+// (0.10); --attention-backend (0.11); --pipeline-model-parallel-layout and the precision-aware
+// optimizer's parameter remainders (0.13); expert parallelism in fp16 (0.19, the newest checked). "megatron" alone is the newest.
 inline constexpr int kMegatronOldest = 8, kMegatronFirstLast = 10, kMegatronMoeLayerFreq = 10,
-                     kMegatronAttentionBackend = 11, kMegatronLayout = 13, kMegatronFp16Experts = 19,
+                     kMegatronAttentionBackend = 11, kMegatronLayout = 13, kMegatronParamRemainders = 13,
+                     kMegatronFp16Experts = 19,
                      kMegatronNewest = 19;
 
 // "crius-train", "megatron:0.13".

@@ -398,6 +398,7 @@ struct SearchState {
   SplitResult best_split;
   double min_mem = kInf;  // smallest memory need of any plan looked at (bytes)
   std::string reason;     // first structural reason a dimension had no candidate
+  std::string rule;       // the framework's reason for the first plan it could not run
   bool probe_failed = false;
   bool budget_out = false;  // the request's work budget ran out during the search
   std::int64_t evaluated = 0;
@@ -573,7 +574,12 @@ void run_search(Ctx& x, SearchState& st) {
               Evaluated ev = srch.evaluate(k, sp, false);
               st.min_mem = std::min(st.min_mem, ev.mem_max);
               if (ev.iter < st.best_iter) {
-                if (ruled && !check_plan(x.req.framework, x.model, make_plan(x, k, sp), &x.c.stack)) continue;
+                if (ruled) {
+                  if (auto ok = check_plan(x.req.framework, x.model, make_plan(x, k, sp), &x.c.stack); !ok) {
+                    if (st.rule.empty()) st.rule = ok.error();
+                    continue;
+                  }
+                }
                 st.found = true;
                 st.best_iter = ev.iter;
                 st.best_combo = k;
@@ -734,6 +740,7 @@ static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cl
     if (st.budget_out) e.why = kBudgetOut;
     else if (bounded && !st.probe_failed && st.reason.empty()) e.why = kNotFaster;
     else if (!st.reason.empty()) e.why = st.reason;
+    else if (!st.rule.empty()) e.why = "framework " + to_string(req.framework) + " runs no plan that fits: " + st.rule;
     else if (st.min_mem < kInf && st.min_mem > x.cap)
       e.why = "needs at least " + util::fixed(st.min_mem / kGiB + x.c.workspace_gib, 1) + " GiB per GPU at any plan (" + cell.gpu +
               ": " + util::fixed(gpu->memory_gib * x.c.memory_usable, 1) + " of " + util::fixed(gpu->memory_gib, 1) + " GiB usable)";

@@ -70,6 +70,7 @@ Result<std::vector<std::string>> megatron_args(const est::Plan& plan, const est:
   if (stack.overlap_grad_reduce) add({"--overlap-grad-reduce"});
   if (stack.overlap_param_gather && plan.zero == 1) add({"--overlap-param-gather"});
   if (stack.tp_comm_overlap && plan.sequence_parallel && tp > 1) add({"--tp-comm-overlap"});
+  if (stack.master_param_remainders && m.dtype == est::Dtype::bf16) add({"--use-precision-aware-optimizer"});
 
   // The model, as the catalogue has it (the tokenizer stays the user's).
   add({"--hidden-size", num(m.hidden), "--num-attention-heads", num(m.heads), "--ffn-hidden-size", num(m.ffn_hidden),

@@ -30,6 +30,18 @@ echo
 echo "published H100 runs, megatron-core (estimate / published - 1):"
 "$bench" published "$TOP/tests/data/estimator/h100-dgx.toml" "$TOP/tests/data/estimator/h100-published.csv"
 echo
+# The same runs as the Megatron-LM jobs they were (crius(7), FRAMEWORKS): Megatron-LM of 2021-22
+# and Megatron-Core 0.8 split the layers evenly; the NeMo releases of the H100 runs are Megatron-Core
+# 0.8 to 0.13, so both ends of that range.
+for fw in megatron:0.8 megatron:0.13; do
+  echo "published Megatron-LM runs as $fw jobs (estimate / published - 1):"
+  "$bench" published "$TOP/tests/data/estimator/megatron-a100.toml" "$TOP/tests/data/estimator/megatron-published.csv" "$fw" |
+    grep -E '^(korthikanti22|narayanan21|split) '
+  echo "published H100 runs as $fw jobs:"
+  "$bench" published "$TOP/tests/data/estimator/h100-dgx.toml" "$TOP/tests/data/estimator/h100-published.csv" "$fw" |
+    grep -E '^split |infeasible'
+done
+echo
 echo "memory per GPU of pure data parallelism, alpa, against the artifact's measured peak (estimate / measured - 1):"
 "$bench" memory "$TOP/tests/data/estimator/arena-hw.toml" "$TOP/tests/data/estimator/dp-memory.csv"
 echo

@@ -5,7 +5,8 @@
 //   estimator-bench accuracy CLUSTER MEASURED.csv [HELDOUT.csv]
 //                                                    leave-one-out error against measured iteration times;
 //                                                    error on held-out ones with the constants fitted
-//   estimator-bench published CLUSTER RUNS.csv       error against published Megatron-LM runs, plan pinned
+//   estimator-bench published CLUSTER RUNS.csv [FRAMEWORK]  error against published Megatron-LM runs, plan
+//                                                    pinned (as a FRAMEWORK job: its rule picks the split)
 //   estimator-bench memory CLUSTER DP_MEMORY.csv [experts-sharded]
 //                                                    pure data parallelism's memory per GPU against measured
 #include <algorithm>
@@ -367,9 +368,15 @@ static std::string apply_switches(est::Cluster& c, est::Runtime rt, const std::s
 // with the shipped constants; no constant is fitted to them. Optional last columns: the
 // runtime profile (default megatron), a split (e.g. fit / held-out), summarised apart, and the
 // run's stack switches where they differ from the profile's (apply_switches).
-static int published(const std::string& cluster_path, const std::string& csv) {
+// `framework`: the job's framework (crius(7), FRAMEWORKS); "" for the cluster file's.
+static int published(const std::string& cluster_path, const std::string& csv, const std::string& framework) {
   auto c = est::load_cluster(cluster_path);
   if (!c) return std::fprintf(stderr, "%s\n", c.error().c_str()), 2;
+  if (!framework.empty()) {
+    auto fw = est::parse_framework(framework);
+    if (!fw) return std::fprintf(stderr, "framework: %s\n", fw.error().c_str()), 2;
+    c->framework = *fw;
+  }
   if (c->partitions.empty()) return std::fprintf(stderr, "%s: no partition\n", cluster_path.c_str()), 2;
   const est::Partition& part = c->partitions.front();
   const auto rows = read_csv(csv);
@@ -385,6 +392,7 @@ static int published(const std::string& cluster_path, const std::string& csv) {
     if (!m) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, m.error().c_str()), 2;
     est::Request req;
     req.model = *m;
+    req.framework = c->framework;
     int nodes = 0, gpn = 0, stages = 0;
     double pub = 0;
     try {
@@ -542,11 +550,11 @@ int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "speed" && argc == 5) return speed(argv[2], argv[3], std::atoi(argv[4]));
   if (mode == "accuracy" && (argc == 4 || argc == 5)) return accuracy(argv[2], argv[3], argc == 5 ? argv[4] : "");
-  if (mode == "published" && argc == 4) return published(argv[2], argv[3]);
+  if (mode == "published" && (argc == 4 || argc == 5)) return published(argv[2], argv[3], argc == 5 ? argv[4] : "");
   if (mode == "memory" && argc == 4) return memory(argv[2], argv[3], false);
   if (mode == "memory" && argc == 5 && std::string(argv[4]) == "experts-sharded") return memory(argv[2], argv[3], true);
   std::fprintf(stderr,
                "usage: estimator-bench speed CLUSTER MODEL BATCH | accuracy CLUSTER MEASURED.csv [HELDOUT.csv] | published CLUSTER "
-               "RUNS.csv | memory CLUSTER DP_MEMORY.csv [experts-sharded]\n");
+               "RUNS.csv [FRAMEWORK] | memory CLUSTER DP_MEMORY.csv [experts-sharded]\n");
   return 2;
 }

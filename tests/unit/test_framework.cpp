@@ -231,6 +231,7 @@ BOOST_AUTO_TEST_CASE(each_switch_of_the_profile_puts_its_flag_on_and_off) {
       {&est::StackSwitches::overlap_param_gather, {"--overlap-param-gather"}, {}},
       {&est::StackSwitches::tp_comm_overlap, {"--tp-comm-overlap"}, {}},
       {&est::StackSwitches::overlap_p2p_comm, {}, {"--no-overlap-p2p-communication"}},
+      {&est::StackSwitches::master_param_remainders, {"--use-precision-aware-optimizer"}, {}},
   };
   for (const char* release : {"megatron:0.13", "megatron:0.19"})
     for (const Case& k : cases) {
@@ -256,9 +257,13 @@ BOOST_AUTO_TEST_CASE(each_switch_of_the_profile_puts_its_flag_on_and_off) {
   old = crius::launcher::megatron_args(p, llama, off, fw("megatron:0.8"));
   BOOST_REQUIRE(old.ok());
   BOOST_TEST(value(*old, "--transformer-impl") == "transformer_engine");
-  // A switch Megatron has no flag for stops the hand-over.
+  // A switch the release has no flag for stops the hand-over: the parameter remainders before 0.13,
+  // and without the distributed optimizer in any release.
   off.master_param_remainders = true;
   BOOST_TEST(!crius::launcher::megatron_args(p, llama, off, fw("megatron:0.8")).ok());
+  est::Plan no_zero = p;
+  no_zero.zero = 0;
+  BOOST_TEST(!crius::launcher::megatron_args(no_zero, llama, off, fw("megatron:0.13")).ok());
 }
 
 BOOST_AUTO_TEST_CASE(the_plan_and_the_model_dimensions_launched_are_the_estimates) {
