@@ -27,6 +27,12 @@ expect 2 "--global-batch must be > 0 (got 0)" --cluster "$C" --model gpt3-1.3b -
 expect 2 "--nodes" --cluster "$C" "${M[@]}" --gpu a100 --nodes 1000000000000 --gpus-per-node 4
 expect 2 "--nodes must be >= 1 (got 0)" --cluster "$C" "${M[@]}" --gpu a100 --nodes 0
 expect 2 "--runtime: unknown runtime 'deepspeed' (expected megatron, megatron-core or alpa)" --cluster "$C" "${M[@]}" --runtime deepspeed
+expect 2 "--framework: 'megatron:0.7': Megatron-Core releases before 0.8 are not known to crius" --cluster "$C" "${M[@]}" --framework megatron:0.7
+expect 2 "--framework: 'torchtitan' is not a framework (expected crius-train, megatron or megatron:MAJOR.MINOR" --cluster "$C" "${M[@]}" --framework torchtitan
+expect 2 "framework megatron:0.19: Megatron-LM (Megatron-Core 0.19) trains transformers; model 'wide_resnet__1B' is a wide_resnet" --cluster "$C" --model wide_resnet__1B --global-batch 256 --framework megatron
+expect 2 "does not run the GPipe schedule the alpa runtime profile plans" --cluster "$C" "${M[@]}" --runtime alpa --framework megatron:0.8
+expect 2 "has no Adafactor" --cluster "$C" --model moe__1.3B --global-batch 256 --framework megatron:0.13
+expect 1 "framework megatron:0.8 needs the 24 layers split evenly over the stages; 5 stages do not divide them" --cluster "$C" "${M[@]}" --framework megatron:0.8 --gpu a100 --nodes 5 --gpus-per-node 4 --stages 5
 expect 2 "--schedule: bad schedule 'interleaved:1'" --cluster "$C" "${M[@]}" --schedule interleaved:1
 expect 2 "--schedule: unknown schedule 'pipedream'" --cluster "$C" "${M[@]}" --schedule pipedream
 expect 2 "--recompute: unknown recompute 'some'" --cluster "$C" "${M[@]}" --recompute some

@@ -35,7 +35,7 @@ grep -q -- '--table-only needs --throughput-table' err.txt
 
 crius-sim --help >help.txt
 for o in --trace --cluster --policy --interval --iter-scale --seed --restart-cost --deadline-mode \
-         --runtime --throughput-table --table-only --save-throughput --json --jobs-csv --plot \
+         --runtime --framework --throughput-table --table-only --save-throughput --json --jobs-csv --plot \
          --no-check --timing; do
   grep -q -- "$o" help.txt || { echo "--help lacks $o"; exit 1; }
   grep -q -- "${o//-/\\\\-}" "$TOP/man/crius-sim.1" || { echo "man page lacks $o"; exit 1; }
