@@ -15,8 +15,7 @@
 set -euo pipefail
 dir=${CRIUS_MEGATRON_LM:-$TOP/../shared/megatron-lm}
 py=/usr/bin/python3
-B=${B:-build}
-cases=$TOP/$B/tests/megatron/megatron-cases
+cases=$B/tests/megatron/megatron-cases
 [ -x "$cases" ] || { echo "megatron-cases not built"; exit 1; }
 "$py" -c 'import torch, regex, packaging' 2>/dev/null ||
   { echo "Debian's python3-torch, python3-regex and python3-packaging are needed to run Megatron-LM's checks"; exit 77; }
