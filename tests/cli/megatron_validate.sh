@@ -19,22 +19,36 @@ cases=$B/tests/megatron/megatron-cases
 [ -x "$cases" ] || { echo "megatron-cases not built"; exit 1; }
 "$py" -c 'import torch, regex, packaging' 2>/dev/null ||
   { echo "Debian's python3-torch, python3-regex and python3-packaging are needed to run Megatron-LM's checks"; exit 77; }
+# validate.py stands in for what Megatron imports from PyTorch >= 2 on Debian 12's PyTorch 1.13,
+# the one combination it was proven on; a newer PyTorch brings those modules but other surprises.
+torch_major=$("$py" -c 'import torch; print(torch.__version__.split(".")[0])')
+[ "$torch_major" = 1 ] ||
+  { echo "tests/megatron/validate.py is made for Debian 12's PyTorch 1.13 (this is PyTorch $torch_major.x)"; exit 77; }
 releases=(core_r0.8.0:megatron:0.8 core_v0.19.0:megatron:0.19)
 present=()
 for r in "${releases[@]}"; do [ -d "$dir/${r%%:*}/megatron" ] && present+=("$r"); done
 [ ${#present[@]} -gt 0 ] ||
   { echo "no Megatron-LM release in $dir (core_r0.8.0/megatron, core_v0.19.0/megatron from NVIDIA/Megatron-LM)"; exit 77; }
 
-fail=0
+fail=0 checked=() cannot=()
 for r in "${present[@]}"; do
   tag=${r%%:*} framework=${r#*:}
   "$cases" --framework "$framework" "$TOP" >"$TEST_TMP/$tag.jsonl"
-  "$py" -W ignore "$TOP/tests/megatron/validate.py" "$dir/$tag" "$TEST_TMP/$tag.jsonl" 2>"$TEST_TMP/$tag.err" || {
-    echo "FAIL: Megatron-LM $tag rejected plans crius offers to $framework jobs"; tail -n 5 "$TEST_TMP/$tag.err"; fail=1; }
+  rc=0
+  "$py" -W ignore "$TOP/tests/megatron/validate.py" "$dir/$tag" "$TEST_TMP/$tag.jsonl" 2>"$TEST_TMP/$tag.err" || rc=$?
+  case $rc in
+    0) checked+=("$tag") ;;
+    # Megatron-LM does not import with this Python and PyTorch (the stand-ins of validate.py are
+    # made for Debian 12's PyTorch 1.13): an environment this check cannot run in, not a plan.
+    2) cannot+=("$tag: $(tail -n 1 "$TEST_TMP/$tag.err")") ;;
+    *) echo "FAIL: Megatron-LM $tag rejected plans crius offers to $framework jobs"; tail -n 5 "$TEST_TMP/$tag.err"; fail=1 ;;
+  esac
 done
+[ ${#cannot[@]} -eq 0 ] || printf 'not checked here: %s\n' "${cannot[@]}"
+[ $fail -eq 0 ] && [ ${#checked[@]} -eq 0 ] && { echo "Megatron-LM does not import here: ${cannot[*]}"; exit 77; }
 
 # The check discriminates: uneven layouts, which 0.19 runs, are not 0.8's to run.
-if [ -d "$dir/core_r0.8.0/megatron" ]; then
+if [[ " ${checked[*]} " == *" core_r0.8.0 "* ]]; then
   "$cases" --framework megatron:0.19 "$TOP" >"$TEST_TMP/all-0.19.jsonl" 2>/dev/null
   grep -- '--pipeline-model-parallel-layout' "$TEST_TMP/all-0.19.jsonl" | head -n 20 >"$TEST_TMP/layouts.jsonl" || true
   [ -s "$TEST_TMP/layouts.jsonl" ] || { echo "FAIL: no uneven layout among 0.19's plans"; fail=1; }
@@ -44,5 +58,5 @@ if [ -d "$dir/core_r0.8.0/megatron" ]; then
   fi
   grep -q " 0 accepted, 20 rejected" "$TEST_TMP/refused.out" || { tail -n 3 "$TEST_TMP/refused.out"; fail=1; }
 fi
-[ $fail -eq 0 ] && echo "megatron_validate: ${#present[@]} release(s) accept every plan offered"
+[ $fail -eq 0 ] && echo "megatron_validate: ${checked[*]} accept every plan offered"
 exit $fail

@@ -10,7 +10,7 @@ WORLD_SIZE=N: megatron.training.arguments.parse_args() and validate_args(), then
 core_transformer_config_from_args() (Megatron-Core's TransformerConfig checks: layer splits,
 query groups, MoE), exactly as pretrain_gpt.py runs them before it builds the model. Prints one
 line per rejected case and a summary; exit 0 when every case passes, 1 when one is rejected,
-2 when Megatron-LM cannot be imported here.
+2 when Megatron-LM cannot be imported with this Python and PyTorch.
 
 Megatron-LM needs a GPU build of PyTorch >= 2; this runs on Debian's CPU PyTorch 1.13. Modules
 of PyTorch >= 2 (and triton) that importing Megatron needs but its argument checks never use are
@@ -123,10 +123,12 @@ if not hasattr(_optimizer, "ParamsT"):
 for name in ("CUDAPluggableAllocator", "MemPool", "use_mem_pool"):
     if not hasattr(_cuda_memory, name):
         setattr(_cuda_memory, name, _stand_in(name))
-_triton = _Module("triton")
-_triton.__version__ = "3.0.0"
-sys.modules.setdefault("triton", _triton)
-sys.modules.setdefault("triton.language", _Module("triton.language"))
+if int(torch.__version__.split(".")[0]) < 2:
+    # PyTorch 1.13 knows no triton; a newer PyTorch would take a stand-in for the real one.
+    _triton = _Module("triton")
+    _triton.__version__ = "3.0.0"
+    sys.modules.setdefault("triton", _triton)
+    sys.modules.setdefault("triton.language", _Module("triton.language"))
 import typing  # noqa: E402
 
 if not hasattr(typing, "override"):
