@@ -176,8 +176,7 @@ Result<Ranking> rank(const JobRequest& req, const Loaded& conf, std::string_view
   ereq.global_batch = req.global_batch;
   ereq.runtime = req.runtime;
   ereq.framework = req.framework.value_or(cl.framework);
-  if (auto v = est::validate_request(ereq); !v)
-    return rejected(Reject::bad_request, v.error());
+  if (auto v = est::validate_request(ereq); !v) return rejected(Reject::bad_request, v.error());
 
   // The partitions this job may use.
   std::vector<std::string> all_names;
