@@ -145,7 +145,7 @@ void print_explain(const est::Estimate& e, const est::Request& req, const est::C
 
 int main(int argc, char** argv) {
   CLI::App app{"Estimate the Cells of a cluster for one training job (crius-estimate(1))", kProg};
-  std::string model_arg, cluster_path = est::default_cluster_file(CRIUS_SLURM_SYSCONFDIR), gpu, partition, runtime = "megatron";
+  std::string model_arg, cluster_path = est::default_cluster_file(CRIUS_SLURM_SYSCONFDIR), gpu, partition, runtime;
   int global_batch = 0;
   std::optional<int> nodes, gpn, stages, tp, dp, mbs, mb, zero;
   std::string schedule, recompute, seqpar, exppar, framework;
@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
   app.add_option("--nodes", nodes, "only Cells with N nodes");
   app.add_option("--gpus-per-node", gpn, "only Cells with G GPUs per node");
   app.add_option("--stages", stages, "only Cells with S pipeline stages");
-  app.add_option("--runtime", runtime, "runtime profile: megatron, megatron-core or alpa");
+  app.add_option("--runtime", runtime, "runtime profile: megatron, megatron-core or alpa (default: the framework's, crius(7) FRAMEWORKS)");
   app.add_option("--framework", framework,
                  "what runs the plan: crius-train, megatron or megatron:MAJOR.MINOR (default: the cluster file's)");
   app.add_option("--tp", tp, "pin the tensor-parallel degree");
@@ -185,9 +185,12 @@ int main(int argc, char** argv) {
   try {
     est::Request req;
     req.global_batch = global_batch;
-    auto rt = est::parse_runtime(runtime);
-    if (!rt) return fail(2, "--runtime: " + rt.error());
-    req.runtime = *rt;
+    std::optional<est::Runtime> runtime_pin;
+    if (!runtime.empty()) {
+      auto rt = est::parse_runtime(runtime);
+      if (!rt) return fail(2, "--runtime: " + rt.error());
+      runtime_pin = *rt;
+    }
     est::Pins& p = req.pins;
     p.tp = tp, p.dp = dp, p.micro_batch_size = mbs, p.micro_batches = mb, p.zero = zero;
     if (!schedule.empty()) {
@@ -224,6 +227,7 @@ int main(int argc, char** argv) {
       if (!fw) return fail(2, "--framework: " + fw.error());
       req.framework = *fw;
     }
+    req.runtime = runtime_pin.value_or(est::default_runtime(req.framework));
     if (auto v = est::validate_request(req); !v) return fail(2, v.error());
 
     est::CellFilter f;

@@ -68,6 +68,10 @@ bool stages_allowed(const Framework& f, int layers, int stages) {
   return split_rule(f, Schedule{}) != SplitRule::even || layers % stages == 0;
 }
 
+Runtime default_runtime(const Framework& f) {
+  return f.kind == Framework::Kind::megatron ? Runtime::megatron_core : Runtime::megatron;
+}
+
 static std::string megatron_name(const Framework& f) {
   return "Megatron-LM (Megatron-Core " + to_string(f).substr(std::string_view("megatron:").size()) + ")";
 }

@@ -55,6 +55,12 @@ bool split_allowed(SplitRule rule, const int* ends, int stages);
 // Whether the framework can split `layers` layers into `stages` stages at all (Cell enumeration).
 bool stages_allowed(const Framework& f, int layers, int stages);
 
+// The runtime profile a job gets when it names none: the one that models the stack the framework
+// runs by default. crius-train: megatron (unfused attention, nothing overlapped, as crius-train
+// runs); Megatron-LM: megatron-core (fused attention and overlapped communication, the flags
+// crius-launch hands over).
+Runtime default_runtime(const Framework& f);
+
 // What a request must satisfy before any Cell is looked at: the model's family, shape and
 // optimizer, the runtime profile's schedule. The error names the framework and says why.
 Result<void> check_request(const Framework& f, const Model& m, Runtime runtime);

@@ -61,7 +61,7 @@ class ProgressBar {
 int main(int argc, char** argv) {
   CLI::App app{"crius-sim: simulate the crius scheduler and its baselines on a job trace"};
   std::string trace, cluster_file, policy = "crius", json_file, jobs_csv, plot_dir, table_file;
-  std::string runtime_name = "alpa", framework_name, save_table, replay_jobs, restart_model = "flat", truth_mode = "noisy";
+  std::string runtime_name, framework_name, save_table, replay_jobs, restart_model = "flat", truth_mode = "noisy";
   double truth_sigma = 0.15;
   std::uint64_t truth_seed = 1;
   std::vector<std::string> live;
@@ -134,7 +134,8 @@ int main(int argc, char** argv) {
   app.add_option("--rate-window", popt.rate_window_s,
                  "the hour of --max-moves-per-job-per-hour, in seconds, as criusd's rate_window_s (3600)")
       ->check(CLI::Range(1.0, 86400.0));
-  app.add_option("--runtime", runtime_name, "estimator runtime profile: alpa (default), megatron or megatron-core");
+  app.add_option("--runtime", runtime_name, "estimator runtime profile: alpa (the default without --framework), megatron or megatron-core "
+                 "(with --framework, the framework's default, crius(7) FRAMEWORKS)");
   app.add_option("--framework", framework_name,
                  "what runs the jobs: crius-train, megatron or megatron:MAJOR.MINOR (default: the cluster file's)");
   app.add_option("--throughput-table", table_file,
@@ -205,8 +206,6 @@ int main(int argc, char** argv) {
     if (!p) return fail(kExitUsage, "--policy: " + p.error());
     policies = {policy};
   }
-  auto runtime = ce::parse_runtime(runtime_name);
-  if (!runtime) return fail(kExitUsage, "--runtime: " + runtime.error());
 
   auto cluster = ce::load_cluster(cluster_file);
   if (!cluster) return fail(kExitUsage, cluster.error());
@@ -217,6 +216,12 @@ int main(int argc, char** argv) {
     if (!fw) return fail(kExitUsage, "--framework: " + fw.error());
     cluster->framework = *fw;
   }
+  // The Arena traces were measured on Alpa: its profile, unless a profile is named or the jobs'
+  // framework (--framework, the cluster file's) is one that does not run Alpa's schedule.
+  crius::Result<ce::Runtime> runtime = ce::Runtime::alpa;
+  if (!runtime_name.empty()) runtime = ce::parse_runtime(runtime_name);
+  else if (cluster->framework != ce::Framework{}) runtime = ce::default_runtime(cluster->framework);
+  if (!runtime) return fail(kExitUsage, "--runtime: " + runtime.error());
 
   // oracle: the policies decide with what jobs run at (the table where it has the shape, else
   // the estimator). noisy: they decide with the estimator; jobs run at the table's measured

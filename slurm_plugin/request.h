@@ -56,7 +56,8 @@ struct JobRequest {
   int global_batch = 0;
   std::optional<long> iters;
   estimator::Cell cell;  // --crius-cell: a partial Cell (gpu "" = auto, 0 = not pinned)
-  estimator::Runtime runtime = estimator::Runtime::megatron;
+  // --crius-runtime; none: the framework's default (estimator::default_runtime)
+  std::optional<estimator::Runtime> runtime;
   std::optional<estimator::Framework> framework;  // --crius-framework; none: crius.toml's
   std::optional<long> deadline_s;
   std::optional<int> max_gpus;  // --crius-max-gpus: the largest Cell the user accepts

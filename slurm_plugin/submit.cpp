@@ -174,8 +174,8 @@ Result<Ranking> rank(const JobRequest& req, const Loaded& conf, std::string_view
   est::Request ereq;
   ereq.model = std::move(*model);
   ereq.global_batch = req.global_batch;
-  ereq.runtime = req.runtime;
   ereq.framework = req.framework.value_or(cl.framework);
+  ereq.runtime = req.runtime.value_or(est::default_runtime(ereq.framework));
   if (auto v = est::validate_request(ereq); !v) return rejected(Reject::bad_request, v.error());
 
   // The partitions this job may use.
@@ -375,7 +375,7 @@ Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& r, con
   rec.request.model_spec = r.model_spec;
   rec.request.global_batch = req.global_batch;
   rec.request.iters = req.iters;
-  rec.request.runtime = req.runtime;
+  rec.request.runtime = e.plan.runtime;
   rec.request.framework = e.plan.framework;
   rec.request.pin = req.cell;
   rec.request.max_gpus = req.max_gpus;
@@ -431,7 +431,7 @@ Result<Decision> DecisionCache::decide(const JobRequest& req, const Loaded& conf
   m_last = now;
   // Every field of the request that rank() reads, each value bounded by parse_request.
   const std::string key = req.model + '\n' + req.model_spec + '\n' + std::to_string(req.global_batch) + '\n' +
-                          est::to_string(req.cell) + '\n' + std::string(est::to_string(req.runtime)) + '\n' +
+                          est::to_string(req.cell) + '\n' + (req.runtime ? std::string(est::to_string(*req.runtime)) : "-") + '\n' +
                           (req.framework ? est::to_string(*req.framework) : "-") + '\n' +
                           (req.max_gpus ? std::to_string(*req.max_gpus) : "-") + '\n' +
                           std::string(user_partitions.substr(0, 4096));
@@ -476,7 +476,7 @@ Result<Decision> DecisionCache::decide(const JobRequest& req, const Loaded& conf
 
 std::string explain_text(const JobRequest& req, const Decision& d) {
   std::ostringstream o;
-  o << "crius: model " << req.model << ", global batch " << req.global_batch << ", runtime " << est::to_string(req.runtime)
+  o << "crius: model " << req.model << ", global batch " << req.global_batch << ", runtime " << est::to_string(d.chosen.plan.runtime)
     << (req.framework ? ", framework " + est::to_string(*req.framework) : std::string()) << ", cell " << est::to_string(req.cell) << "\n";
   char line[256];
   std::snprintf(line, sizeof line, "  %-3s %-16s %-10s %10s %12s %9s  %s\n", "#", "CELL", "PARTITION",

@@ -90,4 +90,15 @@ grep -q "runtime profile megatron (.*on: none" "$G/explain-gpt3-6.7b.out" ||
   { echo "FAIL: the megatron explain golden does not list its switches"; fail=1; }
 grep -q "GPU constants of a100 .*tensor-core GEMM efficiency 0.76 (calibrated)" "$G/explain-gpt3-6.7b.out" ||
   { echo "FAIL: the a100 explain golden does not say calibrated"; fail=1; }
+# The runtime profile a job gets when it names none is its framework's (crius(7), FRAMEWORKS).
+for fw_rt in "crius-train megatron" "megatron megatron-core" "megatron:0.8 megatron-core"; do
+  set -- $fw_rt
+  crius-estimate --cluster "$TOP/tests/data/estimator/h100-dgx.toml" --model mlm-gpt-1.7b --global-batch 192 --nodes 2 \
+    --gpus-per-node 8 --framework "$1" --json >default.json || fail=1
+  python3 -c 'import json,sys; sys.exit(0 if json.load(open("default.json"))["cells"][0]["plan"]["runtime"] == sys.argv[1] else 1)' "$2" ||
+    { echo "FAIL: framework $1 without --runtime did not get the $2 profile"; fail=1; }
+done
+crius-estimate --cluster "$TOP/tests/data/estimator/h100-dgx.toml" --model mlm-gpt-1.7b --global-batch 192 --nodes 2 \
+  --gpus-per-node 8 --framework megatron --runtime megatron --json >asked.json || fail=1
+grep -q '"runtime": "megatron"' asked.json || { echo "FAIL: --runtime megatron with framework megatron was not kept"; fail=1; }
 exit $fail

@@ -65,7 +65,9 @@ id=$(sbatch_wait -o even.out "${model[@]}" --crius-max-gpus=4 --crius-framework=
 record=$(job_field "$id" AdminComment)
 printf '%s' "$record" >record.json
 ranks=$(jq '[.plan.stages[] | .dp * .tp] | add' record.json)
-jq -e '.plan.framework == "megatron:0.8" and .request.framework == "megatron:0.8"' record.json >/dev/null ||
+# No --crius-runtime: the profile of the stack Megatron-LM runs by default (crius(7), FRAMEWORKS).
+jq -e '.plan.framework == "megatron:0.8" and .request.framework == "megatron:0.8" and
+       .plan.runtime == "megatron-core" and .request.runtime == "megatron-core"' record.json >/dev/null ||
   fail "record: $record"
 [ "$(ls even.*.args | wc -l)" = "$ranks" ] || fail "$(ls even.*.args | wc -l) ranks started, the plan has $ranks"
 python3 - record.json even <<'PY' || fail "the ranks did not start with the record's plan"
@@ -81,6 +83,7 @@ for path in glob.glob(sys.argv[2] + ".*.args"):
     for flag, value in want.items():
         assert args[args.index(flag) + 1] == str(value), (path, flag, value, args)
     assert ("--use-distributed-optimizer" in args) == (plan.get("zero", 0) == 1), args
+    assert "--overlap-grad-reduce" in args or plan["stages"][0]["dp"] == 1, args  # megatron-core's switches
     assert open(path[:-5] + ".env").read().strip() == "CUDA_DEVICE_MAX_CONNECTIONS=1"
 print(len(glob.glob(sys.argv[2] + ".*.args")), "ranks started with the record's plan:", json.dumps(want))
 PY

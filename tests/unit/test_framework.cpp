@@ -42,6 +42,12 @@ BOOST_AUTO_TEST_CASE(framework_names_read_and_print) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(each_framework_defaults_to_the_profile_of_its_own_stack) {
+  BOOST_TEST(est::to_string(est::default_runtime(fw("crius-train"))) == "megatron");
+  BOOST_TEST(est::to_string(est::default_runtime(fw("megatron:0.8"))) == "megatron-core");
+  BOOST_TEST(est::to_string(est::default_runtime(fw("megatron"))) == "megatron-core");
+}
+
 BOOST_AUTO_TEST_CASE(split_rules_per_release) {
   const est::Schedule f1b{}, inter{est::Schedule::Kind::interleaved, 2};
   BOOST_TEST((est::split_rule(fw("crius-train"), f1b) == est::SplitRule::any));
