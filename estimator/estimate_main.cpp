@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
   app.add_option("--stages", stages, "only Cells with S pipeline stages");
   app.add_option("--runtime", runtime, "runtime profile: megatron, megatron-core or alpa (default: the framework's, crius(7) FRAMEWORKS)");
   app.add_option("--framework", framework,
-                 "what runs the plan: crius-train, megatron or megatron:MAJOR.MINOR (default: the cluster file's)");
+                 "what runs the plan: crius-train, megatron[:MAJOR.MINOR] or torchtitan[:MAJOR.MINOR] (default: the cluster file's)");
   app.add_option("--tp", tp, "pin the tensor-parallel degree");
   app.add_option("--dp", dp, "pin the data-parallel degree");
   app.add_option("--micro-batch-size", mbs, "pin the micro-batch size");

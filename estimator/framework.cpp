@@ -15,16 +15,22 @@ namespace crius::estimator {
 
 std::string to_string(const Framework& f) {
   if (f.kind == Framework::Kind::crius_train) return "crius-train";
-  return "megatron:" + std::to_string(f.version / 100) + "." + std::to_string(f.version % 100);
+  return std::string(f.kind == Framework::Kind::megatron ? "megatron:" : "torchtitan:") + std::to_string(f.version / 100) +
+         "." + std::to_string(f.version % 100);
 }
 
 Result<Framework> parse_framework(std::string_view t) {
-  const std::string expected = " (expected crius-train, megatron or megatron:MAJOR.MINOR, a Megatron-Core release from 0.8 on)";
+  const std::string expected =
+      " (expected crius-train, megatron, megatron:MAJOR.MINOR (a Megatron-Core release from 0.8 on), torchtitan or "
+      "torchtitan:MAJOR.MINOR (from 0.1))";
   if (t == "crius-train") return Framework{};
   if (t == "megatron") return Framework{Framework::Kind::megatron, kMegatronNewest};
-  constexpr std::string_view prefix = "megatron:";
-  if (t.substr(0, prefix.size()) != prefix) return make_error(util::shown(t) + " is not a framework" + expected);
-  const std::string_view v = t.substr(prefix.size());
+  if (t == "torchtitan") return Framework{Framework::Kind::torchtitan, kTorchtitanNewest};
+  const auto colon = t.find(':');
+  const std::string_view name = t.substr(0, colon);
+  if (colon == std::string_view::npos || (name != "megatron" && name != "torchtitan"))
+    return make_error(util::shown(t) + " is not a framework" + expected);
+  const std::string_view v = t.substr(colon + 1);
   const auto dot = v.find('.');
   int major = -1, minor = -1;
   auto num = [](std::string_view s, int& out) {
@@ -35,13 +41,32 @@ Result<Framework> parse_framework(std::string_view t) {
   if (dot == std::string_view::npos || !num(v.substr(0, dot), major) || !num(v.substr(dot + 1), minor) || minor > 99)
     return make_error(util::shown(t) + ": the release must be MAJOR.MINOR" + expected);
   const int version = major * 100 + minor;
+  if (name == "torchtitan") {
+    if (version < kTorchtitanOldest) return make_error(util::shown(t) + ": torchtitan has no release before 0.1" + expected);
+    return Framework{Framework::Kind::torchtitan, version};
+  }
   if (version < kMegatronOldest)
     return make_error(util::shown(t) + ": Megatron-Core releases before 0.8 are not known to crius" + expected);
   return Framework{Framework::Kind::megatron, version};
 }
 
+std::string torchtitan_flavor(const Model& m) {
+  // torchtitan/models/llama3/__init__.py (0.1 and 0.2): dim, n_layers, n_heads, n_kv_heads, and
+  // the FFN size its ffn_dim_multiplier and multiple_of give; the Llama 3 tokenizer's vocabulary.
+  struct Flavor { const char* name; int layers, hidden, heads, kv_heads, ffn; };
+  static constexpr Flavor kLlama3[] = {{"8B", 32, 4096, 32, 8, 14336}, {"70B", 80, 8192, 64, 8, 28672},
+                                       {"405B", 126, 16384, 128, 8, 53248}};
+  if (m.family != Family::transformer || !m.swiglu || !m.rope || m.vocab != 128256) return "";
+  for (const Flavor& f : kLlama3)
+    if (m.layers == f.layers && m.hidden == f.hidden && m.heads == f.heads && m.kv_heads == f.kv_heads && m.ffn_hidden == f.ffn)
+      return f.name;
+  return "";
+}
+
 SplitRule split_rule(const Framework& f, const Schedule& s) {
   if (f.kind == Framework::Kind::crius_train) return SplitRule::any;
+  // torchtitan names the first layer of every stage (split points, or each stage's modules).
+  if (f.kind == Framework::Kind::torchtitan) return s.kind == Schedule::Kind::interleaved ? SplitRule::even : SplitRule::any;
   // crius's interleaved plans split evenly; Megatron's --num-layers-per-virtual-pipeline-stage
   // (every release) and its layout (0.13 on) both express that.
   if (s.kind == Schedule::Kind::interleaved) return SplitRule::even;
@@ -69,16 +94,37 @@ bool stages_allowed(const Framework& f, int layers, int stages) {
 }
 
 Runtime default_runtime(const Framework& f) {
-  return f.kind == Framework::Kind::megatron ? Runtime::megatron_core : Runtime::megatron;
+  return f.kind == Framework::Kind::crius_train ? Runtime::megatron : Runtime::megatron_core;
 }
 
-static std::string megatron_name(const Framework& f) {
-  return "Megatron-LM (Megatron-Core " + to_string(f).substr(std::string_view("megatron:").size()) + ")";
+static std::string framework_name(const Framework& f) {
+  const std::string release = to_string(f).substr(to_string(f).find(':') + 1);
+  return f.kind == Framework::Kind::torchtitan ? "torchtitan " + release : "Megatron-LM (Megatron-Core " + release + ")";
+}
+
+static Result<void> check_torchtitan_request(const Framework& f, const Model& m, Runtime runtime) {
+  const std::string who = "framework " + to_string(f) + ": " + framework_name(f);
+  if (m.family != Family::transformer)
+    return make_error(who + " trains its Llama 3 transformers; model '" + m.id + "' is a " +
+                      (m.family == Family::moe ? "moe" : "wide_resnet") + " (crius-train runs it)");
+  if (torchtitan_flavor(m).empty())
+    return make_error(who + " builds only its Llama 3 flavors 8B, 70B and 405B (their layers, hidden size, heads, 8 query "
+                            "groups, FFN size, SwiGLU, RoPE and 128256-token vocabulary); model '" + m.id + "' is none of them");
+  if (runtime == Runtime::alpa)
+    return make_error(who + ": the alpa runtime profile models Alpa's runtime, not torchtitan's (use megatron-core)");
+  if (m.dtype != Dtype::bf16 && m.dtype != Dtype::fp32)
+    return make_error(who + " trains in bf16 or fp32 (--training.mixed_precision_param); model '" + m.id + "' is " +
+                      (m.dtype == Dtype::fp16 ? "fp16" : "fp64"));
+  if (m.optimizer != Optimizer::adam)
+    return make_error(who + " has Adam and AdamW (--optimizer.name); model '" + m.id + "' trains with another optimizer");
+  if (m.dropout != 0) return make_error(who + "'s Llama 3 has no dropout; model '" + m.id + "' has " + util::fmt(m.dropout));
+  return {};
 }
 
 Result<void> check_request(const Framework& f, const Model& m, Runtime runtime) {
   if (f.kind == Framework::Kind::crius_train) return {};
-  const std::string who = "framework " + to_string(f) + ": " + megatron_name(f);
+  if (f.kind == Framework::Kind::torchtitan) return check_torchtitan_request(f, m, runtime);
+  const std::string who = "framework " + to_string(f) + ": " + framework_name(f);
   if (m.family == Family::wide_resnet)
     return make_error(who + " trains transformers; model '" + m.id + "' is a wide_resnet (crius-train runs it)");
   if (runtime == Runtime::alpa)
@@ -101,21 +147,44 @@ bool expert_parallel_allowed(const Framework& f, const Model& m) {
 
 Result<void> check_plan(const Framework& f, const Model& m, const Plan& plan, const StackSwitches* stack) {
   if (f.kind == Framework::Kind::crius_train) return {};
-  const std::string who = megatron_name(f);
+  const std::string who = framework_name(f);
+  const bool titan = f.kind == Framework::Kind::torchtitan;
   if (auto ok = check_request(f, m, plan.runtime); !ok) return ok;
   if (plan.stages.empty()) return make_error("the plan has no stages");
   if (!plan.uniform())
     return make_error(who + " needs one TP and one DP size for all stages; this plan has per-stage shapes");
   const int tp = plan.stages[0].tp, dp = plan.stages[0].dp, pp = plan.pp();
   const bool interleaved = plan.schedule.kind == Schedule::Kind::interleaved;
-  if (plan.schedule.kind == Schedule::Kind::gpipe) return make_error(who + " has no GPipe schedule (1F1B or interleaved)");
+  if (plan.schedule.kind == Schedule::Kind::gpipe && !titan)
+    return make_error(who + " has no GPipe schedule (1F1B or interleaved)");
   if (m.heads % tp != 0)
     return make_error(who + ": tensor parallelism " + std::to_string(tp) + " does not divide the " + std::to_string(m.heads) +
                       " attention heads");
   const int groups = m.kv_heads ? m.kv_heads : m.heads;
   if (groups % tp != 0)
     return make_error(who + ": tensor parallelism " + std::to_string(tp) + " does not divide the " + std::to_string(groups) +
-                      " query groups (--num-query-groups must be a multiple of TP)");
+                      " query groups (" + (titan ? "each TP rank holds whole key/value heads" : "--num-query-groups must be a multiple of TP") + ")");
+  if (titan) {
+    // torchtitan/models/llama3/infra/parallelize.py: apply_tp shards the norms' sequence
+    // (SequenceParallel) whenever TP > 1; apply_ddp refuses DDP beside any other dimension.
+    if (tp > 1 && !plan.sequence_parallel)
+      return make_error(who + "'s tensor parallelism always shards the sequence at the norms (sequence parallelism); this plan has TP " +
+                        std::to_string(tp) + " without it");
+    if (dp > 1 && plan.zero == 0 && (tp > 1 || pp > 1))
+      return make_error(who + " runs unsharded data parallelism (DDP) only alone (\"DDP has not supported > 1D parallelism\"); "
+                              "with TP or PP its data parallelism is FSDP, which shards the optimizer (ZeRO-1 or more)");
+    // train.py's gradient accumulation runs forward and backward per micro-batch with FSDP's (or
+    // DDP's) reduction on; only the pipeline schedules hold it to the last micro-batch.
+    if (pp == 1 && dp > 1 && plan.micro_batches > 1)
+      return make_error(who + " reduces the gradients again in each of the " + std::to_string(plan.micro_batches) +
+                        " micro-batches it accumulates without a pipeline; the estimate reduces them once per step");
+    if (plan.recompute == Recompute::selective)
+      return make_error(who + "'s selective recomputation (per operator: every second matmul; or every Nth block) is not "
+                              "the attention-core recomputation the estimate models (none or full)");
+    if (f.version >= kTorchtitanModuleFqns && m.seq_len % (2 * tp) != 0)
+      return make_error(who + " needs the sequence length (" + std::to_string(m.seq_len) + ") divisible by 2 x TP (" +
+                        std::to_string(2 * tp) + ")");
+  }
   if (m.family == Family::moe && plan.expert_parallel && std::gcd(m.experts, dp) > 1) {
     if (!expert_parallel_allowed(f, m))
       return make_error(who + " runs expert parallelism only in bf16 or fp32 (fp16 from 0.19); model '" + m.id + "' is fp16");
@@ -131,7 +200,22 @@ Result<void> check_plan(const Framework& f, const Model& m, const Plan& plan, co
       return make_error(who + ": an interleaved schedule needs the micro-batches (" + std::to_string(plan.micro_batches) +
                         ") a multiple of the " + std::to_string(pp) + " stages");
   }
-  if (stack) {
+  if (stack && titan) {
+    // What torchtitan always does: attention as scaled_dot_product_attention, FSDP (or DDP)
+    // reducing gradients during the backward and prefetching the all-gather, pipeline sends and
+    // receives posted asynchronously; FSDP keeps the fp32 parameters whole, sharded.
+    const auto always = [&](const char* what, const char* switch_name) {
+      return make_error(who + " always " + what + "; the runtime profile turns " + switch_name + " off (use megatron-core)");
+    };
+    if (!stack->fused_attention) return always("runs attention as one fused kernel (scaled_dot_product_attention)", "fused_attention");
+    if (dp > 1 && !stack->overlap_grad_reduce) return always("reduces gradients during the backward (FSDP, DDP)", "overlap_grad_reduce");
+    if (dp > 1 && plan.zero == 1 && !stack->overlap_param_gather)
+      return always("prefetches the next layer's parameter all-gather (FSDP)", "overlap_param_gather");
+    if (interleaved && !stack->overlap_p2p_comm) return always("sends between stages asynchronously", "overlap_p2p_comm");
+    if (stack->master_param_remainders && m.dtype == Dtype::bf16)
+      return make_error(who + " keeps the fp32 parameters whole (FSDP shards them); the runtime profile keeps their low bits only");
+  }
+  if (stack && !titan) {
     // The estimate keeps a bf16 model's fp32 master copy as its low 16 bits (master_param_remainders):
     // Megatron-Core's precision-aware optimizer, which shards the states (ZeRO-1).
     if (stack->master_param_remainders && m.dtype == Dtype::bf16) {

@@ -21,9 +21,10 @@ enum class Runtime;
 
 // crius-train: crius's reference trainer, which runs every plan crius makes (any layer split,
 // per-stage shapes, GPipe, every model family). megatron: Megatron-LM on Megatron-Core release
-// `version` (major * 100 + minor: 8 is core 0.8, 13 is core 0.13).
+// `version` (major * 100 + minor: 8 is core 0.8, 13 is core 0.13). torchtitan: PyTorch's
+// torchtitan release `version` (1 is 0.1, 2 is 0.2), its Llama 3 models.
 struct Framework {
-  enum class Kind { crius_train, megatron };
+  enum class Kind { crius_train, megatron, torchtitan };
   Kind kind = Kind::crius_train;
   int version = 0;
   bool operator==(const Framework&) const = default;
@@ -38,11 +39,21 @@ inline constexpr int kMegatronOldest = 8, kMegatronFirstLast = 10, kMegatronMoeL
                      kMegatronFp16Experts = 19,
                      kMegatronNewest = 19;
 
-// "crius-train", "megatron:0.13".
+// torchtitan's releases crius knows (crius(7), FRAMEWORKS): 0.1 (2025-06) names pipeline splits
+// with --parallelism.pipeline_parallel_split_points; 0.2 with --parallelism.module_fqns_per_model_part,
+// checks the sequence length against TP and moves the compile switch to --compile.enable.
+inline constexpr int kTorchtitanOldest = 1, kTorchtitanModuleFqns = 2, kTorchtitanNewest = 2;
+
+// "crius-train", "megatron:0.13", "torchtitan:0.2".
 std::string to_string(const Framework& f);
-// crius-train | megatron | megatron:MAJOR.MINOR (a release from 0.8 on; one newer than the
-// newest known is read with the newest's rules). Errors quote the text (util::shown).
+// crius-train | megatron[:MAJOR.MINOR] (a Megatron-Core release from 0.8 on) |
+// torchtitan[:MAJOR.MINOR] (from 0.1). The name alone is the newest known; a release newer than
+// that is read with the newest's rules. Errors quote the text (util::shown).
 Result<Framework> parse_framework(std::string_view text);
+
+// The torchtitan Llama 3 flavor ("8B", "70B", "405B") whose dimensions are the model's, or ""
+// (torchtitan builds its models from its own flavor tables, not from dimensions).
+std::string torchtitan_flavor(const Model& m);
 
 // How a framework may split the layers over the pipeline stages.
 //   any:        every stage its own layer count (crius-train; Megatron-Core >= 0.13's layout)

@@ -48,7 +48,7 @@ const std::vector<EnvVar>& env_vars() {
       {"CRIUS_RECOMPUTE", W::job_submit, "activation recomputation: none, selective or full"},
       {"CRIUS_SEQUENCE_PARALLEL", W::job_submit, "1 with sequence parallelism, else 0"},
       {"CRIUS_ZERO", W::job_submit, "ZeRO stage, 0 or 1"},
-      {"CRIUS_FRAMEWORK", W::job_submit, "the framework the plan is made for: crius-train or megatron:MAJOR.MINOR"},
+      {"CRIUS_FRAMEWORK", W::job_submit, "the framework the plan is made for: crius-train, megatron:MAJOR.MINOR or torchtitan:MAJOR.MINOR"},
       {"CRIUS_TP_SIZE", W::crius_launch, "this rank's stage's tensor-parallel degree"},
       {"CRIUS_TP_RANK", W::crius_launch, "this rank's index in its TP group"},
       {"CRIUS_DP_SIZE", W::crius_launch, "this rank's stage's data-parallel degree"},

@@ -21,6 +21,7 @@
 #include "launcher/launch.h"
 #include "launcher/layout.h"
 #include "launcher/megatron.h"
+#include "launcher/torchtitan.h"
 #include "launcher/plan_source.h"
 #include "launcher/rank_env.h"
 #include "slurm_plugin/job_comment.h"
@@ -77,8 +78,8 @@ crius::Result<std::vector<std::string>> hand_over(const crius::estimator::Plan& 
   auto f = est::parse_framework(framework_arg);
   if (!f) return make_error("--framework: " + f.error());
   if (f->kind == est::Framework::Kind::crius_train) return std::vector<std::string>{};
-  // "megatron" alone: the release the plan was made for.
-  if (framework_arg == "megatron" && plan.framework.kind == est::Framework::Kind::megatron) f = plan.framework;
+  // A name alone ("megatron", "torchtitan"): the release the plan was made for.
+  if (framework_arg.find(':') == std::string::npos && plan.framework.kind == f->kind) f = plan.framework;
   if (model_arg.empty())
     return make_error("--framework " + framework_arg + ": which model? The plan does not say; give --model (a catalogue "
                       "id or a model file)");
@@ -87,7 +88,9 @@ crius::Result<std::vector<std::string>> hand_over(const crius::estimator::Plan& 
   // A model file the job was submitted with travels as its spec (crius(7)); the file need not be here.
   auto model = model_spec.empty() ? cluster->models.resolve(model_arg) : est::parse_model_spec(model_spec, model_arg);
   if (!model) return make_error("--model: " + model.error());
-  auto args = crius::launcher::megatron_args(plan, *model, cluster->gpus.runtime(plan.runtime).stack, *f);
+  const est::StackSwitches stack = cluster->gpus.runtime(plan.runtime).stack;
+  auto args = f->kind == est::Framework::Kind::torchtitan ? crius::launcher::torchtitan_args(plan, *model, stack, *f)
+                                                          : crius::launcher::megatron_args(plan, *model, stack, *f);
   if (!args)
     return make_error("cannot hand the plan to " + est::to_string(*f) + ": " + args.error() +
                       (plan.framework == *f ? "" : " (the plan was made for " + est::to_string(plan.framework) +
@@ -118,7 +121,7 @@ int main(int argc, char** argv) {
   std::string mpirun = env("CRIUS_MPIRUN").value_or(CRIUS_MPIRUN);
   int pp = 0, layers = 0, ntasks = 0, gpus_per_node = 0, micro_batches = 0, micro_batch_size = 0, master_port = 0;
   int kill_timeout = 10;
-  bool bind_cpus = false, dry_run = false, json = false, megatron = false, rank_exec_mode = false, verbose = false;
+  bool bind_cpus = false, dry_run = false, json = false, megatron = false, print_args = false, rank_exec_mode = false, verbose = false;
   std::vector<std::string> mpi_args;
   app.add_option("--plan", plan_file, "plan JSON (crius-estimate --json output, a cell or a plan object)");
   app.add_option("--tp", tp, "TP size, or a comma list per stage");
@@ -142,11 +145,11 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "with --dry-run: print the rank table as JSON");
   app.add_option("--framework", framework,
                  "hand the plan to PROGRAM's framework: megatron[:VERSION] appends Megatron-LM's arguments, "
-                 "crius-train none");
+                 "torchtitan[:VERSION] torchtitan's, crius-train none");
   app.add_option("--model", model_arg, "the model for --framework (default: the job's, or the --plan document's)");
   app.add_option("--cluster", cluster_file, "cluster file with the model and GPU catalogues (default " + cluster_file + ")");
-  app.add_flag("--print-megatron-args", megatron,
-               "print the Megatron-LM arguments of the plan (as --framework megatron appends them) and exit");
+  app.add_flag("--print-args", print_args, "print the arguments --framework appends for the plan and exit");
+  app.add_flag("--print-megatron-args", megatron, "--print-args with --framework megatron (the default framework here)");
   app.add_flag("--bind-cpus", bind_cpus,
                "bind each rank to its own equal share of its node's CPUs (ranks standing in for GPUs)");
   app.add_flag("-v,--verbose", verbose, "print the launch command");
@@ -169,7 +172,7 @@ int main(int argc, char** argv) {
     return rank_exec(command);
   }
   if (json) dry_run = true;
-  if (command.empty() && !dry_run && !megatron) {
+  if (command.empty() && !dry_run && !megatron && !print_args) {
     std::cerr << kProg << ": no program given (usage: crius-launch [OPTIONS] -- PROGRAM [ARGS...])\n";
     return kExitUsage;
   }
@@ -288,6 +291,11 @@ int main(int argc, char** argv) {
   }
 
   if (megatron && framework.empty()) framework = "megatron";
+  print_args = print_args || megatron;
+  if (print_args && framework.empty()) {
+    std::cerr << kProg << ": --print-args: give --framework (megatron or torchtitan)\n";
+    return kExitUsage;
+  }
   if (!framework.empty()) {
     // Before any rank starts: a plan the framework cannot run exactly stops here.
     auto a = hand_over(plan, framework, model_arg, model_spec, cluster_file, command);
@@ -295,7 +303,7 @@ int main(int argc, char** argv) {
       std::cerr << kProg << ": " << a.error() << "\n";
       return kExitFailure;
     }
-    if (megatron) {
+    if (print_args) {
       std::string line;
       for (const auto& x : *a) line += (line.empty() ? "" : " ") + x;
       std::cout << line << "\n";
@@ -303,7 +311,7 @@ int main(int argc, char** argv) {
     }
     command.insert(command.end(), a->begin(), a->end());
     // Megatron-Core orders its kernels on one CUDA stream queue (it refuses to start otherwise).
-    if (!a->empty())
+    if (!a->empty() && framework.rfind("megatron", 0) == 0)
       spec.job_env.emplace_back("CUDA_DEVICE_MAX_CONNECTIONS", env("CUDA_DEVICE_MAX_CONNECTIONS").value_or("1"));
   }
 

@@ -95,6 +95,13 @@ Result<std::vector<std::string>> megatron_args(const est::Plan& plan, const est:
 }
 
 Result<void> check_command(const std::vector<std::string>& command, const std::vector<std::string>& args) {
+  // torchtitan's parser (tyro) takes a flag's '_' as '-' too.
+  auto same = [](std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t k = 0; k < a.size(); ++k)
+      if (a[k] != b[k] && !((a[k] == '_' || a[k] == '-') && (b[k] == '_' || b[k] == '-'))) return false;
+    return true;
+  };
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];
     const bool has_value = i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0;
@@ -102,8 +109,10 @@ Result<void> check_command(const std::vector<std::string>& command, const std::v
     const std::string& want = args[++i];
     for (std::size_t j = 0; j < command.size(); ++j) {
       std::string given;
-      if (command[j] == flag && j + 1 < command.size()) given = command[j + 1];
-      else if (command[j].rfind(flag + "=", 0) == 0) given = command[j].substr(flag.size() + 1);
+      const std::string_view c = command[j];
+      if (same(c, flag) && j + 1 < command.size()) given = command[j + 1];
+      else if (c.size() > flag.size() && c[flag.size()] == '=' && same(c.substr(0, flag.size()), flag))
+        given = command[j].substr(flag.size() + 1);
       else continue;
       if (given != want)
         return make_error("the command gives " + flag + " " + util::printable(given, 60) + ", the plan " + want +

@@ -19,7 +19,8 @@ Result<std::vector<std::string>> megatron_args(const estimator::Plan& plan, cons
                                                const estimator::StackSwitches& stack, const estimator::Framework& f);
 
 // The user's command may already set some of these arguments: an error naming the first whose
-// value differs from crius's (Megatron would take the last one given, silently).
+// value differs from crius's (Megatron and torchtitan take the last one given, silently). For
+// torchtitan's flags too: '_' and '-' in a flag's name are the same.
 Result<void> check_command(const std::vector<std::string>& command, const std::vector<std::string>& args);
 
 }  // namespace crius::launcher

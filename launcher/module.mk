@@ -7,7 +7,8 @@
 LAUNCH_LIB := $(B)/libcrius_launch.a
 RUNTIME_LIB := $(B)/libcrius_runtime.a
 
-LAUNCH_OBJS := $(B)/launcher/layout.o $(B)/launcher/plan_source.o $(B)/launcher/rank_env.o $(B)/launcher/megatron.o
+LAUNCH_OBJS := $(B)/launcher/layout.o $(B)/launcher/plan_source.o $(B)/launcher/rank_env.o $(B)/launcher/megatron.o \
+  $(B)/launcher/torchtitan.o
 $(LAUNCH_LIB): $(LAUNCH_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $^
@@ -100,7 +101,8 @@ $(B)/tests/mpi/crius-train-allplans: EXTRA_LIBS += $(RUNTIME_LINK_LIBS)
 UNIT_TEST_ARCHIVES += $(LAUNCH_LIB)
 MANPAGES += man/crius-launch.1 man/crius-train.1 man/crius-profile.1
 
-# Test driver: every plan offered to a Megatron-LM job, as handed over (tests/cli/megatron_validate.sh).
-TEST_PROGRAMS += $(B)/tests/megatron/megatron-cases
-$(B)/tests/megatron/megatron-cases: $(B)/tests/megatron/cases.o $(LAUNCH_LIB) $(LIBCRIUS)
+# Test driver: every plan offered to a framework's job, as handed over (tests/cli/megatron_validate.sh,
+# tests/cli/torchtitan_validate.sh).
+TEST_PROGRAMS += $(B)/tests/frameworks/framework-cases
+$(B)/tests/frameworks/framework-cases: $(B)/tests/frameworks/cases.o $(LAUNCH_LIB) $(LIBCRIUS)
 	$(LINK_PROGRAM)

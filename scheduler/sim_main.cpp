@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
   app.add_option("--runtime", runtime_name, "estimator runtime profile: alpa (the default without --framework), megatron or megatron-core "
                  "(with --framework, the framework's default, crius(7) FRAMEWORKS)");
   app.add_option("--framework", framework_name,
-                 "what runs the jobs: crius-train, megatron or megatron:MAJOR.MINOR (default: the cluster file's)");
+                 "what runs the jobs: crius-train, megatron[:MAJOR.MINOR] or torchtitan[:MAJOR.MINOR] (default: the cluster file's)");
   app.add_option("--throughput-table", table_file,
                  "measured iteration times (CSV); missing shapes use the estimator");
   app.add_flag("--table-only", table_only,

@@ -47,8 +47,8 @@ const std::vector<OptionInfo>& options() {
        "[crius] pin the Cell: GPU type, optionally nodes x GPUs per node and pipeline stages "
        "(default auto)"},
       {Option::runtime, "crius-runtime", "megatron|megatron-core|alpa",
-       "[crius] runtime profile the plan is made for: megatron, megatron-core or alpa (default megatron)"},
-      {Option::framework, "crius-framework", "crius-train|megatron[:VERSION]",
+       "[crius] runtime profile the plan is made for: megatron, megatron-core or alpa (default: the framework's)"},
+      {Option::framework, "crius-framework", "crius-train|megatron[:VERSION]|torchtitan[:VERSION]",
        "[crius] the framework that runs the job: crius offers only Cells whose plan it can run, "
        "e.g. megatron:0.8 for Megatron-Core 0.8 (default: the site's)"},
       {Option::deadline, "crius-deadline", "TIME",

@@ -28,7 +28,10 @@ expect 2 "--nodes" --cluster "$C" "${M[@]}" --gpu a100 --nodes 1000000000000 --g
 expect 2 "--nodes must be >= 1 (got 0)" --cluster "$C" "${M[@]}" --gpu a100 --nodes 0
 expect 2 "--runtime: unknown runtime 'deepspeed' (expected megatron, megatron-core or alpa)" --cluster "$C" "${M[@]}" --runtime deepspeed
 expect 2 "--framework: 'megatron:0.7': Megatron-Core releases before 0.8 are not known to crius" --cluster "$C" "${M[@]}" --framework megatron:0.7
-expect 2 "--framework: 'torchtitan' is not a framework (expected crius-train, megatron or megatron:MAJOR.MINOR" --cluster "$C" "${M[@]}" --framework torchtitan
+expect 2 "--framework: 'deepspeed' is not a framework (expected crius-train, megatron, megatron:MAJOR.MINOR (a Megatron-Core release from 0.8 on), torchtitan or torchtitan:MAJOR.MINOR (from 0.1))" --cluster "$C" "${M[@]}" --framework deepspeed
+expect 2 "--framework: 'torchtitan:0.0': torchtitan has no release before 0.1" --cluster "$C" "${M[@]}" --framework torchtitan:0.0
+expect 2 "framework torchtitan:0.2: torchtitan 0.2 builds only its Llama 3 flavors 8B, 70B and 405B" --cluster "$C" "${M[@]}" --framework torchtitan
+expect 2 "framework torchtitan:0.1: torchtitan 0.1: the alpa runtime profile models Alpa's runtime" --cluster "$TOP/etc/crius/examples/dgx-h100.toml" --model llama3-8b --global-batch 64 --framework torchtitan:0.1 --runtime alpa
 expect 2 "framework megatron:0.19: Megatron-LM (Megatron-Core 0.19) trains transformers; model 'wide_resnet__1B' is a wide_resnet" --cluster "$C" --model wide_resnet__1B --global-batch 256 --framework megatron
 expect 2 "does not run the GPipe schedule the alpa runtime profile plans" --cluster "$C" "${M[@]}" --runtime alpa --framework megatron:0.8
 expect 2 "has no Adafactor" --cluster "$C" --model moe__1.3B --global-batch 256 --framework megatron:0.13

@@ -4,19 +4,25 @@
 # Every plan crius offers a Megatron-LM job passes Megatron-LM's own argument parsing and
 # validation, for a 2024 release (Megatron-Core 0.8) and a current one (0.19): every catalogue
 # model Megatron trains, over every Cell of the shipped example clusters, as
-# `crius-launch --framework megatron:X.Y` hands it over (tests/megatron/cases.cpp), fed to the
+# `crius-launch --framework megatron:X.Y` hands it over (tests/frameworks/cases.cpp), fed to the
 # release's megatron/training/arguments.py on CPU with the Cell's world size
 # (tests/megatron/validate.py). And the check can fail: 0.19's layouts are refused by 0.8.
 #
 # Megatron-LM's source is not part of crius: its releases' megatron/ folders are looked for in
-# $CRIUS_MEGATRON_LM (default ../shared/megatron-lm beside the tree), one folder per tag:
+# $CRIUS_MEGATRON_LM (default ../shared/megatron-lm beside the tree, else build/framework-sources/
+# megatron-lm, where scripts/framework-sources puts them), one folder per tag:
 #   core_r0.8.0/megatron, core_v0.19.0/megatron   (GitHub NVIDIA/Megatron-LM, those tags)
 # and the test skips, saying so, where they are absent.
 set -euo pipefail
-dir=${CRIUS_MEGATRON_LM:-$TOP/../shared/megatron-lm}
+dir=${CRIUS_MEGATRON_LM:-}
+# ../shared beside the tree, else what scripts/framework-sources brought into the build folder.
+if [ -z "$dir" ]; then
+  dir=$TOP/../shared/megatron-lm
+  [ -d "$dir" ] || dir=$B/framework-sources/megatron-lm
+fi
 py=/usr/bin/python3
-cases=$B/tests/megatron/megatron-cases
-[ -x "$cases" ] || { echo "megatron-cases not built"; exit 1; }
+cases=$B/tests/frameworks/framework-cases
+[ -x "$cases" ] || { echo "framework-cases not built"; exit 1; }
 "$py" -c 'import torch, regex, packaging' 2>/dev/null ||
   { echo "Debian's python3-torch, python3-regex and python3-packaging are needed to run Megatron-LM's checks"; exit 77; }
 # validate.py stands in for what Megatron imports from PyTorch >= 2 on Debian 12's PyTorch 1.13,

@@ -5,7 +5,7 @@
     validate.py MEGATRON_ROOT CASES.jsonl
 
 MEGATRON_ROOT holds a Megatron-LM release's `megatron/` package. Each line of CASES.jsonl
-(tests/megatron/cases.cpp) is {"world": N, "what": "...", "args": [...]}. For each, with
+(tests/frameworks/cases.cpp) is {"world": N, "what": "...", "args": [...]}. For each, with
 WORLD_SIZE=N: megatron.training.arguments.parse_args() and validate_args(), then
 core_transformer_config_from_args() (Megatron-Core's TransformerConfig checks: layer splits,
 query groups, MoE), exactly as pretrain_gpt.py runs them before it builds the model. Prints one

@@ -9,7 +9,10 @@
 #  2. the same Cell asked for with --crius-framework=megatron:0.8: job_submit refuses it, naming why;
 #  3. a job submitted with --crius-framework=megatron:0.8: job_submit gives it a plan 0.8 runs, and
 #     every rank of `crius-launch --framework megatron -- TRAIN` starts with Megatron-LM's
-#     arguments for exactly the record's plan and model, and CUDA_DEVICE_MAX_CONNECTIONS=1.
+#     arguments for exactly the record's plan and model, and CUDA_DEVICE_MAX_CONNECTIONS=1;
+#  4. a llama3-8b job submitted with --crius-framework=torchtitan:0.1: its record's plan, with the
+#     megatron-core profile, reaches every rank of `crius-launch --framework torchtitan` as
+#     torchtitan's flags (flavor 8B, its degrees, the batch).
 set -u
 . "$TOP/tests/slurm/plugin_lib.bash"
 plugin_preflight
@@ -86,6 +89,30 @@ for path in glob.glob(sys.argv[2] + ".*.args"):
     assert "--overlap-grad-reduce" in args or plan["stages"][0]["dp"] == 1, args  # megatron-core's switches
     assert open(path[:-5] + ".env").read().strip() == "CUDA_DEVICE_MAX_CONNECTIONS=1"
 print(len(glob.glob(sys.argv[2] + ".*.args")), "ranks started with the record's plan:", json.dumps(want))
+PY
+
+# 4. a torchtitan 0.1 job: its plan as torchtitan's flags
+job titan torchtitan
+id=$(sbatch_wait -o titan.out --crius-model=llama3-8b --crius-global-batch=16 --crius-max-gpus=8 \
+  --crius-framework=torchtitan:0.1 titan.sh) || { cat titan.out; fail "job $id: $(job_field "$id" JobState)"; }
+printf '%s' "$(job_field "$id" AdminComment)" >titan.json
+jq -e '.plan.framework == "torchtitan:0.1" and .plan.runtime == "megatron-core"' titan.json >/dev/null ||
+  fail "record: $(cat titan.json)"
+python3 - titan.json titan <<'PY' || fail "the ranks did not start with the record's plan as torchtitan's flags"
+import glob, json, sys
+plan = json.load(open(sys.argv[1]))["plan"]; st = plan["stages"]
+dp, tp, pp = st[0]["dp"], st[0]["tp"], len(st)
+want = {"--model.flavor": "8B", "--training.seq_len": "8192", "--parallelism.tensor_parallel_degree": str(tp),
+        "--parallelism.pipeline_parallel_degree": str(pp),
+        "--training.global_batch_size": str(plan["micro_batch_size"] * plan["micro_batches"] * dp)}
+files = glob.glob(sys.argv[2] + ".*.args")
+assert len(files) == dp * tp * pp, (len(files), plan)
+for path in files:
+    args = open(path).read().split("\n")
+    for flag, value in want.items():
+        assert args[args.index(flag) + 1] == value, (path, flag, value, args)
+    assert open(path[:-5] + ".env").read().strip() == "CUDA_DEVICE_MAX_CONNECTIONS="  # Megatron's alone
+print(len(files), "ranks started with torchtitan's flags:", json.dumps(want))
 PY
 echo "launch_framework passed"
 INNER

@@ -4,7 +4,8 @@
 // the plan search and the Cell listing offer a Megatron-LM job only plans its release can
 // express, on every model of the shipped catalogue over every Cell of the shipped example
 // clusters; crius-launch hands each such plan over in full (launcher/megatron.h). Without the
-// rule the same sweep finds plans Megatron-Core 0.8 and 0.10 cannot express.
+// rule the same sweep finds plans Megatron-Core 0.8 and 0.10 cannot express. The same for a
+// torchtitan job (launcher/torchtitan.h).
 #define BOOST_TEST_MODULE framework
 #include <boost/test/unit_test.hpp>
 
@@ -13,6 +14,7 @@
 
 #include "estimator/estimator.h"
 #include "launcher/megatron.h"
+#include "launcher/torchtitan.h"
 
 namespace est = crius::estimator;
 
@@ -38,7 +40,7 @@ BOOST_AUTO_TEST_CASE(framework_names_read_and_print) {
     auto f = est::parse_framework(bad);
     BOOST_TEST_INFO(bad);
     BOOST_TEST(!f.ok());
-    if (!f.ok()) BOOST_TEST(f.error().find("crius-train, megatron or megatron:MAJOR.MINOR") != std::string::npos);
+    if (!f.ok()) BOOST_TEST(f.error().find("expected crius-train, megatron, megatron:MAJOR.MINOR") != std::string::npos);
   }
 }
 
@@ -46,6 +48,17 @@ BOOST_AUTO_TEST_CASE(each_framework_defaults_to_the_profile_of_its_own_stack) {
   BOOST_TEST(est::to_string(est::default_runtime(fw("crius-train"))) == "megatron");
   BOOST_TEST(est::to_string(est::default_runtime(fw("megatron:0.8"))) == "megatron-core");
   BOOST_TEST(est::to_string(est::default_runtime(fw("megatron"))) == "megatron-core");
+  BOOST_TEST(est::to_string(est::default_runtime(fw("torchtitan"))) == "megatron-core");
+}
+
+BOOST_AUTO_TEST_CASE(torchtitan_releases_read_and_print) {
+  BOOST_TEST(est::to_string(fw("torchtitan")) == "torchtitan:0.2");
+  BOOST_TEST(est::to_string(fw("torchtitan:0.1")) == "torchtitan:0.1");
+  BOOST_TEST((fw("torchtitan:0.1").kind == est::Framework::Kind::torchtitan));
+  for (const char* bad : {"torchtitan:0.0", "torchtitan:", "torchtitan:1", "titan:0.1", "torchtitan:0.1;x"}) {
+    BOOST_TEST_INFO(bad);
+    BOOST_TEST(!est::parse_framework(bad).ok());
+  }
 }
 
 BOOST_AUTO_TEST_CASE(split_rules_per_release) {
@@ -152,12 +165,15 @@ static Sweep sweep(const est::Framework& search_as, const est::Framework& check,
         if (!e.feasible) continue;
         ++s.plans;
         BOOST_TEST((e.plan.framework == search_as));
-        if (auto ok = est::check_plan(check, m, e.plan); !ok) {
+        const est::StackSwitches stack = c.gpus.runtime(req.runtime).stack;
+        if (auto ok = est::check_plan(check, m, e.plan, &stack); !ok) {
           if (s.rejected++ == 0) s.first_rejection = m.id + " in " + est::describe(e.cell) + ": " + ok.error();
           continue;
         }
         if (!hand_over) continue;
-        auto args = crius::launcher::megatron_args(e.plan, m, c.gpus.runtime(req.runtime).stack, check);
+        const est::StackSwitches st = c.gpus.runtime(req.runtime).stack;
+        auto args = check.kind == est::Framework::Kind::torchtitan ? crius::launcher::torchtitan_args(e.plan, m, st, check)
+                                                                  : crius::launcher::megatron_args(e.plan, m, st, check);
         if (!args) {
           if (s.args_failed++ == 0) s.first_rejection = m.id + " in " + est::describe(e.cell) + ": " + args.error();
         }
@@ -381,4 +397,166 @@ BOOST_AUTO_TEST_CASE(a_command_that_says_otherwise_is_refused) {
   BOOST_TEST(!e.ok());
   if (!e.ok()) BOOST_TEST(e.error().find("gives --tensor-model-parallel-size 4, the plan 8") != std::string::npos);
   BOOST_TEST(!crius::launcher::check_command({"x", "--hidden-size", "4096"}, args).ok());
+}
+
+// ---- torchtitan (launcher/torchtitan.h) ----------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(torchtitan_builds_only_its_llama3_flavors) {
+  const est::Cluster c = load(top() + "/etc/crius/examples/dgx-h100.toml");
+  BOOST_TEST(est::torchtitan_flavor(model(c, "llama3-8b")) == "8B");
+  BOOST_TEST(est::torchtitan_flavor(model(c, "llama3-70b")) == "70B");
+  BOOST_TEST(est::torchtitan_flavor(model(c, "llama2-70b")) == "");
+  est::Model m = model(c, "llama3-8b");
+  m.ffn_hidden = 14000;
+  BOOST_TEST(est::torchtitan_flavor(m) == "");
+  auto e = est::check_request(fw("torchtitan"), model(c, "gpt3-13b"), est::Runtime::megatron_core);
+  BOOST_TEST(!e.ok());
+  if (!e.ok()) BOOST_TEST(e.error().find("builds only its Llama 3 flavors") != std::string::npos);
+  BOOST_TEST(!est::check_request(fw("torchtitan"), model(c, "mixtral-8x7b"), est::Runtime::megatron_core).ok());
+  BOOST_TEST(!est::check_request(fw("torchtitan"), model(c, "llama3-8b"), est::Runtime::alpa).ok());
+  BOOST_TEST(est::check_request(fw("torchtitan"), model(c, "llama3-8b"), est::Runtime::megatron_core).ok());
+}
+
+// llama3-70b on 4 stages of tp 8 x dp 2 with FSDP (ZeRO-1), sequence parallel, 1F1B, uneven.
+static est::Plan titan_plan() {
+  est::Plan p;
+  p.runtime = est::Runtime::megatron_core;
+  p.stages = {{0, 19, 2, 8}, {19, 39, 2, 8}, {39, 59, 2, 8}, {59, 80, 2, 8}};
+  p.micro_batch_size = 1;
+  p.micro_batches = 16;
+  p.sequence_parallel = true;
+  p.zero = 1;
+  return p;
+}
+
+BOOST_AUTO_TEST_CASE(plans_torchtitan_cannot_run_as_estimated_are_named) {
+  const est::Cluster c = load(top() + "/etc/crius/examples/dgx-h100.toml");
+  const est::Model m = model(c, "llama3-70b");
+  const est::StackSwitches st = est::StackSwitches::of(est::Runtime::megatron_core);
+  BOOST_TEST(est::check_plan(fw("torchtitan"), m, titan_plan(), &st).ok());
+  auto refused = [&](est::Plan p, const std::string& why, const est::StackSwitches& s, const char* release = "torchtitan") {
+    auto r = est::check_plan(fw(release), m, p, &s);
+    BOOST_TEST_INFO(why << ": " << (r ? "accepted" : r.error()));
+    BOOST_TEST((!r.ok() && r.error().find(why) != std::string::npos));
+  };
+  est::Plan p = titan_plan();
+  p.sequence_parallel = false;
+  refused(p, "always shards the sequence at the norms", st);
+  p = titan_plan();
+  p.zero = 0;
+  refused(p, "DDP has not supported > 1D parallelism", st);
+  p = titan_plan();
+  p.recompute = est::Recompute::selective;
+  refused(p, "selective recomputation", st);
+  p = titan_plan();
+  p.stages = {{0, 80, 16, 1}};
+  p.sequence_parallel = false;
+  refused(p, "reduces the gradients again in each of the 16 micro-batches", st);
+  p.micro_batches = 1;
+  p.micro_batch_size = 16;
+  BOOST_TEST(est::check_plan(fw("torchtitan"), m, p, &st).ok());
+  est::Model odd = m;
+  odd.seq_len = 8188;  // not a multiple of 2 x TP 8: 0.2's parallelize.py asserts it
+  BOOST_TEST(!est::check_plan(fw("torchtitan:0.2"), odd, titan_plan(), &st).ok());
+  BOOST_TEST(est::check_plan(fw("torchtitan:0.1"), odd, titan_plan(), &st).ok());
+  for (auto [field, name] : {std::pair{&est::StackSwitches::fused_attention, "fused_attention"},
+                             {&est::StackSwitches::overlap_grad_reduce, "overlap_grad_reduce"},
+                             {&est::StackSwitches::overlap_param_gather, "overlap_param_gather"}}) {
+    est::StackSwitches off = st;
+    off.*field = false;
+    refused(titan_plan(), std::string("the runtime profile turns ") + name + " off", off);
+  }
+  est::StackSwitches rem = st;
+  rem.master_param_remainders = true;
+  refused(titan_plan(), "keeps the fp32 parameters whole", rem);
+}
+
+BOOST_AUTO_TEST_CASE(every_plan_offered_to_a_torchtitan_job_is_one_it_runs) {
+  for (const char* release : {"torchtitan:0.1", "torchtitan:0.2"}) {
+    const Sweep s = sweep(fw(release), fw(release), true);
+    BOOST_TEST_MESSAGE(release << ": " << s.plans << " plans, " << s.rejected << " not runnable as estimated, "
+                               << s.args_failed << " not handed over");
+    BOOST_TEST_INFO(release << ": " << s.first_rejection);
+    BOOST_TEST(s.plans > 500);
+    BOOST_TEST(s.rejected == 0);
+    BOOST_TEST(s.args_failed == 0);
+  }
+  // Without the rule the same sweep offers torchtitan jobs plans it runs otherwise or not at all.
+  const Sweep s = sweep(fw("crius-train"), fw("torchtitan"), false);
+  BOOST_TEST_MESSAGE("searched as crius-train, checked as torchtitan: " << s.rejected << " of " << s.plans);
+  BOOST_TEST(s.rejected > 0);
+}
+
+BOOST_AUTO_TEST_CASE(torchtitan_gets_the_plan_the_switches_and_the_model) {
+  const est::Cluster c = load(top() + "/etc/crius/examples/dgx-h100.toml");
+  const est::Model m = model(c, "llama3-70b");
+  est::StackSwitches st = est::StackSwitches::of(est::Runtime::megatron_core);
+  for (const char* release : {"torchtitan:0.1", "torchtitan:0.2"}) {
+    const bool v02 = std::string(release) == "torchtitan:0.2";
+    auto a = crius::launcher::torchtitan_args(titan_plan(), m, st, fw(release));
+    BOOST_TEST_INFO(release << ": " << (a ? joined(*a) : a.error()));
+    BOOST_REQUIRE(a.ok());
+    BOOST_TEST(value(*a, "--model.flavor") == "70B");
+    BOOST_TEST(value(*a, "--training.seq_len") == std::to_string(m.seq_len));
+    BOOST_TEST(value(*a, "--training.mixed_precision_param") == "bfloat16");
+    BOOST_TEST(value(*a, "--parallelism.tensor_parallel_degree") == "8");
+    BOOST_TEST(value(*a, "--parallelism.pipeline_parallel_degree") == "4");
+    BOOST_TEST(value(*a, "--parallelism.data_parallel_shard_degree") == "2");
+    BOOST_TEST(value(*a, "--parallelism.data_parallel_replicate_degree") == "1");
+    BOOST_TEST(value(*a, "--parallelism.fsdp_reshard_after_forward") == "never");
+    BOOST_TEST(value(*a, "--training.local_batch_size") == "16");   // one step's 16 micro-batches
+    BOOST_TEST(value(*a, "--training.global_batch_size") == "32");  // x DP 2
+    BOOST_TEST(value(*a, "--parallelism.pipeline_parallel_microbatch_size") == "1");
+    BOOST_TEST(value(*a, "--parallelism.pipeline_parallel_schedule") == "1F1B");
+    BOOST_TEST(value(*a, "--activation_checkpoint.mode") == "none");
+    if (v02) {
+      BOOST_TEST(!has(*a, "--parallelism.pipeline_parallel_split_points"));
+      BOOST_TEST(joined(*a).find(",layers.18 layers.19,") != std::string::npos);  // stage 2 starts at layer 19
+      BOOST_TEST(joined(*a).find("layers.79,norm,output ") != std::string::npos);
+    } else {
+      BOOST_TEST(value(*a, "--parallelism.pipeline_parallel_split_points") == "layers.19,layers.39,layers.59");
+    }
+    // tp_comm_overlap: async TP, which torchtitan runs only compiled; off, neither.
+    const std::string compile = v02 ? "--compile.enable" : "--training.compile";
+    BOOST_TEST(has(*a, "--parallelism.enable_async_tensor_parallel"));
+    BOOST_TEST(has(*a, compile));
+    est::StackSwitches no_overlap = st;
+    no_overlap.tp_comm_overlap = false;
+    auto b = crius::launcher::torchtitan_args(titan_plan(), m, no_overlap, fw(release));
+    BOOST_REQUIRE(b.ok());
+    BOOST_TEST(!has(*b, "--parallelism.enable_async_tensor_parallel"));
+    BOOST_TEST(!has(*b, compile));
+    // Interleaved: every virtual stage's first layer, the schedule torch's.
+    est::Plan q = titan_plan();
+    q.stages = {{0, 20, 2, 8}, {20, 40, 2, 8}, {40, 60, 2, 8}, {60, 80, 2, 8}};
+    q.schedule = {est::Schedule::Kind::interleaved, 2};
+    auto i = crius::launcher::torchtitan_args(q, m, st, fw(release));
+    BOOST_REQUIRE(i.ok());
+    BOOST_TEST(value(*i, "--parallelism.pipeline_parallel_schedule") == "Interleaved1F1B");
+    if (!v02)
+      BOOST_TEST(value(*i, "--parallelism.pipeline_parallel_split_points") ==
+                 "layers.10,layers.20,layers.30,layers.40,layers.50,layers.60,layers.70");
+    // Full recomputation: every block.
+    q.recompute = est::Recompute::full;
+    i = crius::launcher::torchtitan_args(q, m, st, fw(release));
+    BOOST_REQUIRE(i.ok());
+    BOOST_TEST(value(*i, "--activation_checkpoint.mode") == "full");
+  }
+  // Plain DP at ZeRO-0 is DDP; without a pipeline the batch is one micro-batch per rank.
+  est::Plan d;
+  d.runtime = est::Runtime::megatron_core;
+  d.stages = {{0, 80, 64, 1}};
+  d.micro_batch_size = 2;
+  d.micro_batches = 1;
+  auto a = crius::launcher::torchtitan_args(d, m, st, fw("torchtitan"));
+  BOOST_REQUIRE(a.ok());
+  BOOST_TEST(value(*a, "--parallelism.data_parallel_replicate_degree") == "64");
+  BOOST_TEST(value(*a, "--parallelism.data_parallel_shard_degree") == "1");
+  BOOST_TEST(!has(*a, "--parallelism.fsdp_reshard_after_forward"));
+  BOOST_TEST(value(*a, "--training.local_batch_size") == "2");
+  BOOST_TEST(value(*a, "--training.global_batch_size") == "128");
+  // A command that says otherwise, in either spelling tyro takes, is refused.
+  BOOST_TEST(!crius::launcher::check_command({"-m", "torchtitan.train", "--parallelism.data-parallel-shard-degree", "8"}, *a).ok());
+  BOOST_TEST(!crius::launcher::check_command({"--training.local_batch_size=4"}, *a).ok());
+  BOOST_TEST(crius::launcher::check_command({"--job.config_file", "llama3_70b.toml"}, *a).ok());
 }
