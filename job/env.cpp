@@ -28,6 +28,8 @@ const std::vector<EnvVar>& env_vars() {
       {"CRIUS_GLOBAL_BATCH", W::job_submit, "samples per optimizer step"},
       {"CRIUS_RUNTIME", W::job_submit, "runtime profile: megatron, megatron-core or alpa"},
       {"CRIUS_ITERS", W::job_submit, "iterations to run (only with --crius-iters)"},
+      {"CRIUS_CHECKPOINT_SIGNAL", W::job_submit,
+       "the signal the program saves on (USR1, TERM, ..., none): --crius-checkpoint-signal, else the framework's"},
       {"CRIUS_CELL", W::job_submit, "the Cell, GPU:NODESxGPUS:STAGES"},
       {"CRIUS_PARTITION", W::job_submit, "the Cell's partition"},
       {"CRIUS_GPU", W::job_submit, "the Cell's GPU type"},
@@ -119,6 +121,8 @@ Env record_env(const Record& rec) {
     env.emplace_back("CRIUS_EST_RUN_S", util::fmt(rec.iter_time_s * static_cast<double>(*q.iters), 6));
   }
   for (auto& kv : plan_env(rec.plan)) env.push_back(std::move(kv));
+  env.emplace_back("CRIUS_CHECKPOINT_SIGNAL",
+                   checkpoint_signal_name(q.checkpoint_signal.value_or(default_checkpoint_signal(q.framework))));
   return env;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 
 #include "common/json_reader.h"
 #include "common/util.h"
@@ -26,7 +27,8 @@ json ranked_json(const Ranked& r) {
 Result<Request> request_from_json(const json& j) {
   util::JsonObject r(j, "crius record: request");
   if (auto ok = r.only({"model", "model_file", "model_spec", "global_batch", "iters", "runtime", "framework",
-                        "cell", "deadline_s", "max_gpus", "partitions", "objective", "movable", "checkpoint_grace_s"});
+                        "cell", "deadline_s", "max_gpus", "partitions", "objective", "movable", "checkpoint_grace_s",
+                        "checkpoint_signal"});
       !ok)
     return make_error(ok.error());
   Request q;
@@ -70,6 +72,12 @@ Result<Request> request_from_json(const json& j) {
     long n = 0;
     CRIUS_JSON_GET(n, r.integer("checkpoint_grace_s", 1, 86400));
     q.checkpoint_grace_s = static_cast<int>(n);
+  }
+  if (r.has("checkpoint_signal")) {
+    CRIUS_JSON_GET(text, r.string("checkpoint_signal"));
+    auto sig = parse_checkpoint_signal(text);
+    if (!sig) return make_error("crius record: request: key 'checkpoint_signal': " + sig.error());
+    q.checkpoint_signal = *sig;
   }
   if (r.has("partitions")) {
     const json& p = j["partitions"];
@@ -234,6 +242,34 @@ Result<Record> record_from_json(const json& j) {
 
 }  // namespace
 
+namespace {
+constexpr std::pair<const char*, int> kCheckpointSignals[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"TERM", SIGTERM},
+                                                               {"INT", SIGINT},   {"HUP", SIGHUP},   {"URG", SIGURG}};
+}  // namespace
+
+Result<int> parse_checkpoint_signal(std::string_view name) {
+  if (name == "none") return 0;
+  const std::string_view n = name.substr(0, 3) == "SIG" ? name.substr(3) : name;
+  for (const auto& [k, v] : kCheckpointSignals)
+    if (n == k) return v;
+  return make_error(util::shown(name) + " is not a checkpoint signal (USR1, USR2, TERM, INT, HUP, URG or none)");
+}
+
+std::string checkpoint_signal_name(int sig) {
+  for (const auto& [k, v] : kCheckpointSignals)
+    if (sig == v) return k;
+  return sig == 0 ? "none" : std::to_string(sig);
+}
+
+int default_checkpoint_signal(const est::Framework& f) {
+  switch (f.kind) {
+    case est::Framework::Kind::megatron: return SIGTERM;
+    case est::Framework::Kind::torchtitan: return 0;
+    case est::Framework::Kind::crius_train: break;
+  }
+  return SIGUSR1;
+}
+
 std::string to_text(const Record& rec) {
   const Request& q = rec.request;
   json rq = {{"model", q.model}, {"global_batch", q.global_batch}, {"runtime", std::string(est::to_string(q.runtime))},
@@ -249,6 +285,7 @@ std::string to_text(const Record& rec) {
   if (!q.partitions.empty()) rq["partitions"] = q.partitions;
   if (q.movable) rq["movable"] = true;
   if (q.checkpoint_grace_s) rq["checkpoint_grace_s"] = *q.checkpoint_grace_s;
+  if (q.checkpoint_signal) rq["checkpoint_signal"] = checkpoint_signal_name(*q.checkpoint_signal);
   // "crius" first: looks_like_record() knows a record by its first bytes.
   nlohmann::ordered_json j;
   j["crius"] = kRecordVersion;

@@ -40,8 +40,20 @@ struct Request {
   std::string objective = "throughput";  // [job_submit] objective at submission
   bool movable = false;  // --crius-movable: the job checkpoints on the signal and resumes
   std::optional<int> checkpoint_grace_s;  // --crius-checkpoint-grace (none: the site's)
+  // --crius-checkpoint-signal: what the job's program saves on (0: nothing, it saves on its own
+  // schedule); none: its framework's (default_checkpoint_signal).
+  std::optional<int> checkpoint_signal;
   bool operator==(const Request&) const = default;
 };
+
+// A checkpoint signal by name: USR1, USR2, TERM, INT, HUP or URG (a SIG prefix allowed), or
+// "none" (0). Errors quote the text.
+Result<int> parse_checkpoint_signal(std::string_view name);
+std::string checkpoint_signal_name(int sig);  // "USR1", ..., "none"
+// The signal a framework's program saves on when the job names none: Megatron-LM's
+// --exit-signal-handler listens for SIGTERM (crius-launch turns it on); crius-train's default
+// --checkpoint-signal is USR1; torchtitan saves on its own interval only (0).
+int default_checkpoint_signal(const estimator::Framework& f);
 
 // One ranked alternative at submission (what --crius-explain shows).
 struct Ranked {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,9 +22,9 @@
 #include "launcher/launch.h"
 #include "launcher/layout.h"
 #include "launcher/megatron.h"
-#include "launcher/torchtitan.h"
 #include "launcher/plan_source.h"
 #include "launcher/rank_env.h"
+#include "launcher/torchtitan.h"
 #include "slurm_plugin/job_comment.h"
 #include "slurm_plugin/load_record.h"
 
@@ -117,10 +118,11 @@ int main(int argc, char** argv) {
 
   CLI::App app{"crius-launch: start one rank per GPU for a crius plan and run PROGRAM on every rank", kProg};
   std::string plan_file, tp, dp, stage_layers, launcher = "mpirun", schedule, recompute, master_addr;
-  std::string framework, model_arg, model_spec, cluster_file = crius::estimator::default_cluster_file(CRIUS_SLURM_SYSCONFDIR);
+  std::string framework, checkpoint_signal, model_arg, model_spec, cluster_file = crius::estimator::default_cluster_file(CRIUS_SLURM_SYSCONFDIR);
   std::string mpirun = env("CRIUS_MPIRUN").value_or(CRIUS_MPIRUN);
   int pp = 0, layers = 0, ntasks = 0, gpus_per_node = 0, micro_batches = 0, micro_batch_size = 0, master_port = 0;
   int kill_timeout = 10;
+  int checkpoint_sig = 0;
   bool bind_cpus = false, dry_run = false, json = false, megatron = false, print_args = false, rank_exec_mode = false, verbose = false;
   std::vector<std::string> mpi_args;
   app.add_option("--plan", plan_file, "plan JSON (crius-estimate --json output, a cell or a plan object)");
@@ -146,6 +148,9 @@ int main(int argc, char** argv) {
   app.add_option("--framework", framework,
                  "hand the plan to PROGRAM's framework: megatron[:VERSION] appends Megatron-LM's arguments, "
                  "torchtitan[:VERSION] torchtitan's, crius-train none");
+  app.add_option("--checkpoint-signal", checkpoint_signal,
+                 "the signal PROGRAM saves a checkpoint on (USR1, USR2, TERM, INT, HUP, URG or none; default: the "
+                 "job's record, else the framework's)");
   app.add_option("--model", model_arg, "the model for --framework (default: the job's, or the --plan document's)");
   app.add_option("--cluster", cluster_file, "cluster file with the model and GPU catalogues (default " + cluster_file + ")");
   app.add_flag("--print-args", print_args, "print the arguments --framework appends for the plan and exit");
@@ -296,6 +301,30 @@ int main(int argc, char** argv) {
     std::cerr << kProg << ": --print-args: give --framework (megatron or torchtitan)\n";
     return kExitUsage;
   }
+  // The signal the program saves on (crius-launch(1), CHECKPOINTS): each rank passes criusd's
+  // checkpoint request on to its program as this one, and only to a program that handles it.
+  {
+    std::optional<std::string> name;
+    std::string from = "--checkpoint-signal";
+    if (!checkpoint_signal.empty()) name = checkpoint_signal;
+    for (const auto& [k, v] : spec.job_env)
+      if (!name && k == "CRIUS_CHECKPOINT_SIGNAL") name = v, from = "the job's record";
+    if (!name && env("CRIUS_CHECKPOINT_SIGNAL")) name = env("CRIUS_CHECKPOINT_SIGNAL"), from = "CRIUS_CHECKPOINT_SIGNAL";
+    int sig = 0;
+    if (name) {
+      auto n = job::parse_checkpoint_signal(*name);
+      if (!n) {
+        std::cerr << kProg << ": " << from << ": " << n.error() << "\n";
+        return kExitUsage;
+      }
+      sig = *n;
+    } else {
+      auto f = framework.empty() ? Result<est::Framework>(plan.framework) : est::parse_framework(framework);
+      sig = job::default_checkpoint_signal(f ? *f : plan.framework);
+    }
+    checkpoint_sig = sig;
+    spec.job_env.emplace_back("CRIUS_CHECKPOINT_SIGNAL", job::checkpoint_signal_name(sig));
+  }
   if (!framework.empty()) {
     // Before any rank starts: a plan the framework cannot run exactly stops here.
     auto a = hand_over(plan, framework, model_arg, model_spec, cluster_file, command);
@@ -303,6 +332,10 @@ int main(int argc, char** argv) {
       std::cerr << kProg << ": " << a.error() << "\n";
       return kExitFailure;
     }
+    // Megatron-LM saves and exits on SIGTERM only with its signal handler on.
+    if (checkpoint_sig == SIGTERM && framework.rfind("megatron", 0) == 0 &&
+        std::find(command.begin(), command.end(), "--exit-signal-handler") == command.end())
+      a->push_back("--exit-signal-handler");
     if (print_args) {
       std::string line;
       for (const auto& x : *a) line += (line.empty() ? "" : " ") + x;
@@ -380,6 +413,11 @@ int main(int argc, char** argv) {
   spec.master_port = master_port;
   spec.bind_cpus = bind_cpus;
   setenv("CRIUS_LAUNCH_SPEC", to_json(spec).dump().c_str(), 1);
+  // A rank variable left in this environment (a batch shell's, an outer launcher's) reaches no rank.
+  for (const char* v : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK"})
+    if (auto x = env(v); x && !dry_run)
+      std::cerr << kProg << ": note: " << v << "=" << util::printable(*x, 20)
+                << " in this environment is replaced on every rank by the rank's own\n";
 
   const std::string self = self_path(argv[0]);
   std::vector<std::string> cmd;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/util.h"
+#include "job/record.h"
 #include "launcher/launch.h"
 #include "launcher/rank_env.h"
 
@@ -53,10 +54,38 @@ namespace {
 
 volatile sig_atomic_t g_child = 0;
 volatile sig_atomic_t g_terminating = 0;
+// Requests (criusd's checkpoint signal, relayed by crius-launch) rather than orders to stop:
+// passed on by the main loop as the job's checkpoint signal, and only to a program that handles
+// it. The program starts with them ignored, so one that reaches it another way (Slurm signals
+// every process of a step) cannot kill it either.
+constexpr int kRequests[] = {SIGUSR1, SIGUSR2};
+volatile sig_atomic_t g_requested[2] = {0, 0};
 
 void forward_to_child(int sig) {
+  for (int i = 0; i < 2; ++i)
+    if (sig == kRequests[i]) {
+      g_requested[i] = 1;
+      return;
+    }
   if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT) g_terminating = 1;
   if (g_child > 0) kill(g_child, sig);
+}
+
+// Whether process `pid` has a handler for `sig` (the SigCgt mask of /proc/PID/status); false
+// where that cannot be read.
+bool handles(pid_t pid, int sig) {
+  FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/status").c_str(), "r");
+  if (!f) return false;
+  char line[256];
+  unsigned long long caught = 0;
+  bool found = false;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "SigCgt: %llx", &caught) == 1) {
+      found = true;
+      break;
+    }
+  std::fclose(f);
+  return found && (caught >> (sig - 1) & 1ULL);
 }
 
 }  // namespace
@@ -106,8 +135,17 @@ int rank_exec(const std::vector<std::string>& command) {
     std::cerr << kProg << ": warning: rank " << me.rank << " was placed as local rank " << *local_rank
               << ", the layout expects " << me.local_rank << " (check --mpi-arg placement options)\n";
   const RankEnv renv = rank_env(*layout, *spec, *rank, local_rank, local_size);
-  for (const auto& [k, v] : renv.torchrun) setenv(k.c_str(), v.c_str(), 0);  // torchrun's contract
+  // torchrun's contract, always the layout's: a RANK left in the batch shell must not reach every rank.
+  for (const auto& [k, v] : renv.torchrun) setenv(k.c_str(), v.c_str(), 1);
   for (const auto& [k, v] : renv.crius) setenv(k.c_str(), v.c_str(), 1);
+  // mpirun's ranks inherit the batch shell's Slurm rank (task 0 of the batch step): give them
+  // their own, as srun would.
+  if (env("OMPI_COMM_WORLD_RANK") && env("SLURM_JOB_ID")) {
+    setenv("SLURM_PROCID", std::to_string(me.rank).c_str(), 1);
+    setenv("SLURM_LOCALID", std::to_string(local_rank.value_or(me.local_rank)).c_str(), 1);
+    setenv("SLURM_NODEID", std::to_string(me.node).c_str(), 1);
+    setenv("SLURM_NTASKS", std::to_string(world).c_str(), 1);
+  }
   unsetenv("CRIUS_LAUNCH_SPEC");
   if (spec->bind_cpus) {
     cpu_set_t allowed;
@@ -128,10 +166,20 @@ int rank_exec(const std::vector<std::string>& command) {
     }
   }
 
+  // The job's checkpoint signal: a name (USR1, TERM, ...) or none; unset, the request's own.
+  std::optional<int> checkpoint;
+  if (auto c = env("CRIUS_CHECKPOINT_SIGNAL")) {
+    auto n = job::parse_checkpoint_signal(*c);
+    if (!n) {
+      std::cerr << kProg << ": CRIUS_CHECKPOINT_SIGNAL: " << n.error() << "\n";
+      return kExitUsage;
+    }
+    checkpoint = *n;
+  }
   struct sigaction sa = {};
   sa.sa_handler = forward_to_child;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
+  sa.sa_flags = 0;  // a request interrupts waitpid below, which passes it on
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT, SIGALRM})
     sigaction(sig, &sa, nullptr);
 
@@ -143,7 +191,8 @@ int rank_exec(const std::vector<std::string>& command) {
   }
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT, SIGALRM}) signal(sig, SIG_DFL);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGCONT, SIGALRM}) signal(sig, SIG_DFL);
+    for (int sig : kRequests) signal(sig, SIG_IGN);  // a handler the program installs replaces it
     std::vector<char*> argv;
     for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -153,7 +202,25 @@ int rank_exec(const std::vector<std::string>& command) {
   }
   g_child = pid;
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  bool told = false;
+  for (;;) {
+    for (int i = 0; i < 2; ++i) {
+      if (!g_requested[i]) continue;
+      g_requested[i] = 0;
+      // The job's own checkpoint signal (crius-launch --checkpoint-signal), else the one that came.
+      const int want = checkpoint.value_or(kRequests[i]);
+      if (want == 0) continue;  // "none": the job saves on its own schedule
+      if (handles(pid, want)) {
+        kill(pid, want);
+      } else if (!told) {
+        told = true;
+        std::fprintf(stderr,
+                     "crius-launch: rank %d: checkpoint request not passed on as %s: '%s' has no handler for it "
+                     "and would die of it (crius-launch(1), CHECKPOINTS)\n",
+                     me.rank, signal_name(want).c_str(), command[0].c_str());
+      }
+    }
+    if (waitpid(pid, &status, 0) >= 0 || errno != EINTR) break;
   }
   const std::string host = hostname();
   int code = 0;

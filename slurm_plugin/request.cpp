@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "estimator/estimator.h"
+#include "job/record.h"
 
 namespace crius::slurm {
 
@@ -64,6 +65,10 @@ const std::vector<OptionInfo>& options() {
       {Option::checkpoint_grace, "crius-checkpoint-grace", "SECONDS",
        "[crius] with --crius-movable: time the job needs to save its checkpoint after criusd's signal "
        "(default and maximum: the site's)"},
+      {Option::checkpoint_signal, "crius-checkpoint-signal", "USR1|USR2|TERM|INT|HUP|URG|none",
+       "[crius] the signal the job's program saves a checkpoint on; each rank gets criusd's request as it, "
+       "and only if it handles it (default: the framework's: TERM for Megatron-LM, none for torchtitan, "
+       "else USR1)"},
   };
   return table;
 }
@@ -245,6 +250,11 @@ Result<void> check_option(Option o, std::string_view value) {
       if (!r) return make_error(r.error());
       return {};
     }
+    case Option::checkpoint_signal: {
+      auto r = job::parse_checkpoint_signal(value);
+      if (!r) return make_error("--crius-checkpoint-signal: " + r.error());
+      return {};
+    }
     case Option::explain:
     case Option::movable:
       return {};
@@ -351,6 +361,12 @@ Result<JobRequest> parse_request(const std::vector<std::string_view>& env) {
         auto r = parse_checkpoint_grace(value);
         if (!r) return make_error(r.error());
         req.checkpoint_grace_s = *r;
+        break;
+      }
+      case Option::checkpoint_signal: {
+        auto r = job::parse_checkpoint_signal(value);
+        if (!r) return make_error("--crius-checkpoint-signal: " + r.error());
+        req.checkpoint_signal = *r;
         break;
       }
     }

@@ -37,8 +37,11 @@ inline constexpr long kMaxIters = 1L << 40;
 inline constexpr long kMaxDeadlineS = 366L * 24 * 3600;
 
 // The SPANK options (without the leading "--"), in the order sbatch --help lists them.
-enum class Option { model, global_batch, iters, cell, runtime, framework, deadline, max_gpus, explain, movable, checkpoint_grace };
-inline constexpr std::size_t kOptionCount = static_cast<std::size_t>(Option::checkpoint_grace) + 1;  // the last one
+enum class Option {
+  model, global_batch, iters, cell, runtime, framework, deadline, max_gpus, explain, movable, checkpoint_grace,
+  checkpoint_signal
+};
+inline constexpr std::size_t kOptionCount = static_cast<std::size_t>(Option::checkpoint_signal) + 1;  // the last one
 struct OptionInfo {
   Option id;
   const char* name;     // "crius-model"
@@ -64,6 +67,7 @@ struct JobRequest {
   bool explain = false;
   bool movable = false;  // --crius-movable: criusd may checkpoint, requeue and move it while it runs
   std::optional<int> checkpoint_grace_s;  // --crius-checkpoint-grace: its time to checkpoint after the signal
+  std::optional<int> checkpoint_signal;   // --crius-checkpoint-signal: what its program saves on (0: none)
 };
 
 // Single-value parsers; errors name the option ("--crius-global-batch: ...").

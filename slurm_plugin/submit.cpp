@@ -384,6 +384,7 @@ Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& r, con
   rec.request.objective = scheduler::to_string(conf.config.objective);
   rec.request.movable = req.movable;
   rec.request.checkpoint_grace_s = req.checkpoint_grace_s;
+  rec.request.checkpoint_signal = req.checkpoint_signal;
   rec.cell = e.cell;
   rec.plan = e.plan;
   rec.iter_time_s = e.iter_time_s;

@@ -39,6 +39,13 @@ grep -q '"CRIUS_STAGE_LAYERS":"0-3,4-7"' jobenv.out || fail "jobenv: CRIUS_STAGE
 # What the user set is never overwritten.
 MASTER_ADDR=10.9.8.7 MASTER_PORT=4242 crius-launch -n 2 -- "$RI" >user.out 2>&1 || fail "user env launch failed"
 [ "$(grep -c '"MASTER_ADDR":"10.9.8.7","MASTER_PORT":"4242"' user.out)" = 2 ] || { cat user.out; fail "MASTER_ADDR/PORT set by the user were overwritten"; }
+# A rank variable left in the launching shell (a batch script's RANK=0) reaches no rank.
+RANK=0 LOCAL_RANK=0 WORLD_SIZE=1 LOCAL_WORLD_SIZE=1 crius-launch -n 2 -- "$RI" >leak.out 2>&1 || fail "leaked env launch failed"
+for r in 0 1; do
+  grep -q "\"LOCAL_RANK\":\"$r\",\"LOCAL_WORLD_SIZE\":\"2\",\"MASTER_ADDR\":\"[^\"]*\",\"MASTER_PORT\":\"[0-9]*\",\"RANK\":\"$r\",\"WORLD_SIZE\":\"2\"" leak.out ||
+    { cat leak.out; fail "rank $r did not get its own RANK/LOCAL_RANK/WORLD_SIZE over the leaked ones"; }
+done
+grep -q "note: RANK=0 in this environment is replaced on every rank" leak.out || fail "the leaked RANK was not reported"
 # MASTER_PORT is deterministic per Slurm job id (dry run: no allocation needed).
 crius-launch -n 1 --master-port 31337 -- "$RI" | grep -q '"MASTER_PORT":"31337"' || fail "--master-port ignored"
 
