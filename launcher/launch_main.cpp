@@ -23,6 +23,7 @@
 #include "launcher/layout.h"
 #include "launcher/megatron.h"
 #include "launcher/plan_source.h"
+#include "launcher/progress_scan.h"
 #include "launcher/rank_env.h"
 #include "launcher/torchtitan.h"
 #include "slurm_plugin/job_comment.h"
@@ -118,7 +119,7 @@ int main(int argc, char** argv) {
 
   CLI::App app{"crius-launch: start one rank per GPU for a crius plan and run PROGRAM on every rank", kProg};
   std::string plan_file, tp, dp, stage_layers, launcher = "mpirun", schedule, recompute, master_addr;
-  std::string framework, checkpoint_signal, model_arg, model_spec, cluster_file = crius::estimator::default_cluster_file(CRIUS_SLURM_SYSCONFDIR);
+  std::string framework, checkpoint_signal, progress_regex, model_arg, model_spec, cluster_file = crius::estimator::default_cluster_file(CRIUS_SLURM_SYSCONFDIR);
   std::string mpirun = env("CRIUS_MPIRUN").value_or(CRIUS_MPIRUN);
   int pp = 0, layers = 0, ntasks = 0, gpus_per_node = 0, micro_batches = 0, micro_batch_size = 0, master_port = 0;
   int kill_timeout = 10;
@@ -151,6 +152,9 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint-signal", checkpoint_signal,
                  "the signal PROGRAM saves a checkpoint on (USR1, USR2, TERM, INT, HUP, URG or none; default: the "
                  "job's record, else the framework's)");
+  app.add_option("--progress-regex", progress_regex,
+                 "read progress from every rank's output: megatron, torchtitan or a regex (group 1 the steps "
+                 "done, group 2 the total; default: --framework's)");
   app.add_option("--model", model_arg, "the model for --framework (default: the job's, or the --plan document's)");
   app.add_option("--cluster", cluster_file, "cluster file with the model and GPU catalogues (default " + cluster_file + ")");
   app.add_flag("--print-args", print_args, "print the arguments --framework appends for the plan and exit");
@@ -324,6 +328,16 @@ int main(int argc, char** argv) {
     }
     checkpoint_sig = sig;
     spec.job_env.emplace_back("CRIUS_CHECKPOINT_SIGNAL", job::checkpoint_signal_name(sig));
+  }
+  // Progress from the framework's own log lines (PROGRESS), checked here once for every rank.
+  if (progress_regex.empty() && (framework.rfind("megatron", 0) == 0 || framework.rfind("torchtitan", 0) == 0))
+    progress_regex = framework.substr(0, framework.find(':'));
+  if (!progress_regex.empty()) {
+    if (auto sc = ProgressScan::make(progress_regex, 1); !sc) {
+      std::cerr << kProg << ": --progress-regex: " << sc.error() << "\n";
+      return kExitUsage;
+    }
+    spec.job_env.emplace_back("CRIUS_PROGRESS_REGEX", progress_regex);
   }
   if (!framework.empty()) {
     // Before any rank starts: a plan the framework cannot run exactly stops here.

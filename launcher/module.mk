@@ -8,7 +8,7 @@ LAUNCH_LIB := $(B)/libcrius_launch.a
 RUNTIME_LIB := $(B)/libcrius_runtime.a
 
 LAUNCH_OBJS := $(B)/launcher/layout.o $(B)/launcher/plan_source.o $(B)/launcher/rank_env.o $(B)/launcher/megatron.o \
-  $(B)/launcher/torchtitan.o
+  $(B)/launcher/torchtitan.o $(B)/launcher/progress_scan.o
 $(LAUNCH_LIB): $(LAUNCH_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $^

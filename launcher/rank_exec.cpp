@@ -3,6 +3,7 @@
 // crius-launch --rank-exec: the per-rank shim (launch.h).  It sets the rank's
 // environment (rank_env.h), runs the program, forwards signals to it, and reports
 // how it ended in the line run_and_watch reads.
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -20,6 +21,7 @@
 #include "common/util.h"
 #include "job/record.h"
 #include "launcher/launch.h"
+#include "launcher/progress_scan.h"
 #include "launcher/rank_env.h"
 
 namespace crius::launcher {
@@ -176,6 +178,24 @@ int rank_exec(const std::vector<std::string>& command) {
     }
     checkpoint = *n;
   }
+  // The framework's own progress lines (CRIUS_PROGRESS_REGEX, crius-launch --progress-regex): the
+  // program's output passes through here and each new step count goes on as crius's line.
+  std::optional<ProgressScan> scan;
+  if (auto re = env("CRIUS_PROGRESS_REGEX")) {
+    std::optional<long long> total;
+    if (auto it = env("CRIUS_ITERS")) total = util::to_int(*it);
+    auto sc = ProgressScan::make(*re, total);
+    if (!sc) {
+      std::cerr << kProg << ": CRIUS_PROGRESS_REGEX: " << sc.error() << "\n";
+      return kExitUsage;
+    }
+    scan = std::move(*sc);
+  }
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+  if (scan && (pipe(out_pipe) != 0 || pipe(err_pipe) != 0)) {
+    std::perror("crius-launch: pipe");
+    return kExitFailure;
+  }
   struct sigaction sa = {};
   sa.sa_handler = forward_to_child;
   sigemptyset(&sa.sa_mask);
@@ -193,6 +213,11 @@ int rank_exec(const std::vector<std::string>& command) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGCONT, SIGALRM}) signal(sig, SIG_DFL);
     for (int sig : kRequests) signal(sig, SIG_IGN);  // a handler the program installs replaces it
+    if (scan) {
+      dup2(out_pipe[1], 1);
+      dup2(err_pipe[1], 2);
+      for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
+    }
     std::vector<char*> argv;
     for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -203,6 +228,44 @@ int rank_exec(const std::vector<std::string>& command) {
   g_child = pid;
   int status = 0;
   bool told = false;
+  struct pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  if (scan) close(out_pipe[1]), close(err_pipe[1]);
+  bool reaped = false;
+  // Copies what the program wrote to where it would have gone; false once both streams ended
+  // (or the program ended and what it left behind, a process holding the pipes, stays quiet).
+  auto relay = [&]() -> bool {
+    if (fds[0].fd < 0 && fds[1].fd < 0) return false;
+    const int ready = poll(fds, 2, 500);
+    if (ready < 0) return true;  // a signal: the loop passes it on
+    if (ready == 0) {
+      if (!reaped && waitpid(pid, &status, WNOHANG) == pid) reaped = true;
+      if (reaped)
+        for (auto& f : fds)
+          if (f.fd >= 0) close(f.fd), f.fd = -1;
+      return true;
+    }
+    char buf[65536];
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        if (n < 0 && errno == EINTR) continue;
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        continue;
+      }
+      for (ssize_t w = 0; w < n;) {
+        const ssize_t k = write(i + 1, buf + w, static_cast<std::size_t>(n - w));
+        if (k <= 0 && errno != EINTR) break;
+        if (k > 0) w += k;
+      }
+      if (auto p = scan->feed(std::string_view(buf, static_cast<std::size_t>(n)))) {
+        const std::string line = job::progress_line(*p) + "\n";
+        (void)!write(2, line.data(), line.size());
+      }
+    }
+    return true;
+  };
   for (;;) {
     for (int i = 0; i < 2; ++i) {
       if (!g_requested[i]) continue;
@@ -220,7 +283,8 @@ int rank_exec(const std::vector<std::string>& command) {
                      me.rank, signal_name(want).c_str(), command[0].c_str());
       }
     }
-    if (waitpid(pid, &status, 0) >= 0 || errno != EINTR) break;
+    if (scan && relay()) continue;
+    if (reaped || waitpid(pid, &status, 0) >= 0 || errno != EINTR) break;
   }
   const std::string host = hostname();
   int code = 0;

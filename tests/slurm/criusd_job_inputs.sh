@@ -7,7 +7,10 @@
 #     reports for each the estimator's iteration time of its own profile;
 #  2. its progress: a crius-launch -- crius-train --emulate job reports its iterations into its
 #     Comment, and criusd's estimate of its remaining time falls as it runs; a job whose user
-#     set a Comment keeps it.
+#     set a Comment keeps it;
+#  3. progress from a framework's own log: a Python program that prints Megatron-LM's
+#     "iteration N/ M" lines on its stdout, launched with crius-launch --progress-regex megatron,
+#     is seen by criusd --status, with no crius line in the job's output.
 set -u
 . "$TOP/tests/slurm/plugin_lib.bash"
 plugin_preflight
@@ -78,6 +81,29 @@ mine=$(sbatch --parsable -o mine.out --comment=mine --crius-model=bert__1.3B --c
 for _ in $(seq 100); do grep -q "has a Comment of its own" mine.out 2>/dev/null && break; sleep 0.2; done
 [ "$(job_field "$mine" Comment)" = mine ] || fail "the user's Comment was overwritten: $(job_field "$mine" Comment)"
 grep -q "has a Comment of its own" mine.out || { cat mine.out; fail "no warning that the progress is not reported"; }
+scancel "$mine"; sleep 1
+
+### 3. Megatron-LM's own log lines
+cat >mlog.py <<'PY'
+import os, time
+for i in range(1, 300):
+    if os.environ["RANK"] == "1":  # Megatron-LM logs on the last rank
+        print(f" [2026-12-06 12:00:00] iteration {i:8d}/     400 | consumed samples: {8 * i:10d} |", flush=True)
+    time.sleep(0.1)
+PY
+id=$(sbatch --parsable -o mlog.out --crius-model=bert__1.3B --crius-global-batch=256 \
+  --wrap "exec crius-launch --launcher srun --progress-regex megatron -- /usr/bin/python3 $TEST_TMP/mlog.py") ||
+  fail "sbatch megatron-log job"
+for _ in $(seq 150); do job_field "$id" Comment | grep -q '^crius-progress=[1-9][0-9]*/400$' && break; sleep 0.2; done
+job_field "$id" Comment | grep -q '^crius-progress=[1-9][0-9]*/400$' ||
+  { cat mlog.out; fail "Megatron's iteration lines gave no progress: Comment=$(job_field "$id" Comment)"; }
+criusd --status >mstatus.out 2>/dev/null
+done_m=$(awk -v j="$id" '$1 == j && $6 == "in" { print $9 }' mstatus.out)
+[ -n "$done_m" ] && [ "$done_m" != - ] && [ "$done_m" -ge 1 ] || { cat mstatus.out; fail "criusd --status does not show the job's progress"; }
+grep -q "iteration" mlog.out || fail "the program's own lines did not reach its output"
+! grep -q crius-progress mlog.out || fail "progress lines leaked into the job's output"
+echo "megatron log: criusd sees $done_m of 400 iterations done"
+scancel "$id"; sleep 1
 echo "criusd job input checks passed"
 INNER
 chmod +x "$TEST_TMP/inner.sh"

@@ -10,6 +10,7 @@
 #include "job/env.h"
 #include "launcher/layout.h"
 #include "launcher/plan_source.h"
+#include "launcher/progress_scan.h"
 #include "launcher/rank_env.h"
 
 using namespace crius::launcher;
@@ -292,4 +293,34 @@ BOOST_AUTO_TEST_CASE(bind_cpus_round_trips_in_the_spec) {
   BOOST_TEST(back->bind_cpus);
   s.bind_cpus = false;
   BOOST_TEST(!launch_spec_from_json(to_json(s), "spec")->bind_cpus);
+}
+
+// Progress read from a framework's own log (crius-launch(1), PROGRESS).
+BOOST_AUTO_TEST_CASE(progress_from_the_frameworks_own_lines) {
+  using crius::launcher::ProgressScan;
+  auto m = ProgressScan::make("megatron", std::nullopt);
+  BOOST_REQUIRE(m.ok());
+  // Lines come in any chunks; only a complete one counts, and only a new count.
+  BOOST_TEST(!m->feed(" [2026-12-06 12:00:00] iteration      12/  ").has_value());
+  auto p = m->feed("500 | consumed samples: 96 |\n");
+  BOOST_REQUIRE(p.has_value());
+  BOOST_TEST(p->done == 12);
+  BOOST_TEST(p->total == 500);
+  BOOST_TEST(!m->feed(" iteration      12/     500 |\n").has_value());
+  BOOST_TEST(!m->feed("validation loss at iteration 12 | lm loss value: 3.1\n").has_value());
+  BOOST_TEST(!m->feed(" iteration     900/     500 |\n").has_value());  // done > total: not progress
+  // torchtitan's lines carry no total: the job's, else none.
+  auto t = ProgressScan::make("torchtitan", 1000);
+  BOOST_REQUIRE(t.ok());
+  p = t->feed("[titan] 2026-12-06 12:00:00,000 - root - INFO - \x1b[31mstep:  7  \x1b[32mloss: 10.8\r\n");
+  BOOST_REQUIRE(p.has_value());
+  BOOST_TEST(p->done == 7);
+  BOOST_TEST(p->total == 1000);
+  auto none = ProgressScan::make("torchtitan", std::nullopt);
+  BOOST_TEST(!none->feed("step: 7 loss: 1\n").has_value());
+  // Bad patterns are named.
+  auto bad = ProgressScan::make("x(", 1);
+  BOOST_TEST(!bad.ok());
+  BOOST_TEST(!ProgressScan::make("no groups", 1).ok());
+  BOOST_TEST(!ProgressScan::make("(a)(b)(c)", 1).ok());
 }
