@@ -21,6 +21,7 @@ enum class Writer {
   job_submit,    // at submission: the batch environment (sbatch) and, through
                  // spank_job_env, every task of srun/salloc jobs (spank_crius(8) copies them)
   crius_launch,  // every rank crius-launch starts
+  resumed,       // every rank of a job criusd moved while it ran (crius-launch, from the record)
   internal,      // between crius's own programs; not for users
   site,          // set by the user or the site, read by crius
 };

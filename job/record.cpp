@@ -140,7 +140,8 @@ Result<MoveLog> move_log_from_json(const json& j, const std::string& what) {
 Result<Record> record_from_json(const json& j) {
   util::JsonObject r(j, "crius record");
   if (auto ok = r.only({"crius", "request", "cell", "plan", "estimate", "by", "deadline_met", "partial", "top", "move",
-                        "history", "moved_at", "unmovable", "nodes", "time_limit_factor", "time_limit_min"}); !ok)
+                        "history", "moved_at", "unmovable", "nodes", "time_limit_factor", "time_limit_min",
+                        "saved_under"}); !ok)
     return make_error(ok.error());
   int version = 0;
   CRIUS_JSON_GET(version, r.integer("crius", 0, 1000000));
@@ -237,6 +238,17 @@ Result<Record> record_from_json(const json& j) {
     if (!n) return make_error(n.error());
     rec.nodes = std::move(*n);
   }
+  if (r.has("saved_under")) {
+    const json& s = j["saved_under"];
+    util::JsonObject so(s, "crius record: saved_under");
+    if (auto ok = so.only({"cell", "plan"}); !ok) return make_error(ok.error());
+    if (!s.contains("cell") || !s.contains("plan")) return make_error("crius record: saved_under needs 'cell' and 'plan'");
+    auto cell = est::cell_from_json(s["cell"], "crius record: saved_under: cell");
+    if (!cell) return make_error(cell.error());
+    auto plan = est::plan_from_json(s["plan"], "crius record: saved_under: plan");
+    if (!plan) return make_error(plan.error());
+    rec.saved_under = Record::Saved{*cell, *plan};
+  }
   return rec;
 }
 
@@ -322,6 +334,8 @@ std::string to_text(const Record& rec) {
   if (!rec.unmovable.empty()) j["unmovable"] = rec.unmovable;
   if (rec.time_limit_factor > 0) j["time_limit_factor"] = rec.time_limit_factor;
   if (rec.time_limit_min > 0) j["time_limit_min"] = rec.time_limit_min;
+  if (rec.saved_under)
+    j["saved_under"] = {{"cell", est::to_json(rec.saved_under->cell)}, {"plan", est::to_json(rec.saved_under->plan)}};
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 

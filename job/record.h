@@ -107,6 +107,14 @@ struct Record {
   // Slurm's default stands.
   double time_limit_factor = 0;
   std::int64_t time_limit_min = 0;
+  // The Cell and plan the job last ran under before criusd moved it: what its checkpoint was
+  // saved under (crius-launch exports it as CRIUS_PREV_*). None: never moved while running.
+  struct Saved {
+    estimator::Cell cell;
+    estimator::Plan plan;
+    bool operator==(const Saved&) const = default;
+  };
+  std::optional<Saved> saved_under;
 
   // The user fixed the Cell (--crius-cell) or the partitions (-p): criusd leaves it.
   bool pinned() const { return !request.pin.gpu.empty() || !request.partitions.empty(); }

@@ -124,6 +124,8 @@ int main(int argc, char** argv) {
   int pp = 0, layers = 0, ntasks = 0, gpus_per_node = 0, micro_batches = 0, micro_batch_size = 0, master_port = 0;
   int kill_timeout = 10;
   int checkpoint_sig = 0;
+  std::optional<std::pair<std::string, est::Plan>> prev;  // the Cell and plan its checkpoint was saved under
+  std::string pre_resume;
   bool bind_cpus = false, dry_run = false, json = false, megatron = false, print_args = false, rank_exec_mode = false, verbose = false;
   std::vector<std::string> mpi_args;
   app.add_option("--plan", plan_file, "plan JSON (crius-estimate --json output, a cell or a plan object)");
@@ -155,6 +157,9 @@ int main(int argc, char** argv) {
   app.add_option("--progress-regex", progress_regex,
                  "read progress from every rank's output: megatron, torchtitan or a regex (group 1 the steps "
                  "done, group 2 the total; default: --framework's)");
+  app.add_option("--pre-resume", pre_resume,
+                 "a shell command run once, before any rank starts, when the job resumes under another plan "
+                 "than its checkpoint was saved under (CRIUS_PREV_PLAN_JSON, CRIUS_PREV_CELL)");
   app.add_option("--model", model_arg, "the model for --framework (default: the job's, or the --plan document's)");
   app.add_option("--cluster", cluster_file, "cluster file with the model and GPU catalogues (default " + cluster_file + ")");
   app.add_flag("--print-args", print_args, "print the arguments --framework appends for the plan and exit");
@@ -251,6 +256,7 @@ int main(int argc, char** argv) {
       model_arg = rec->request.model;
       if (rec->request.model_file) model_spec = rec->request.model_spec;
       record_gpn = rec->cell.gpus_per_node;
+      if (rec->saved_under) prev = std::pair{est::to_string(rec->saved_under->cell), rec->saved_under->plan};
     } else if (auto text = env("CRIUS_PLAN_JSON")) {
       if (model_arg.empty()) model_arg = env("CRIUS_MODEL").value_or("");
       auto p = est::plan_from_json_text(*text, "CRIUS_PLAN_JSON");
@@ -270,6 +276,16 @@ int main(int argc, char** argv) {
       plan = *plan_from_shape("1", 1, std::to_string(n), "", 0);
     }
   }
+  // Outside a record, the plan a resumed job saved under may come as the job's environment did.
+  if (!prev)
+    if (auto text = env("CRIUS_PREV_PLAN_JSON")) {
+      auto p = est::plan_from_json_text(*text, "CRIUS_PREV_PLAN_JSON");
+      if (!p) {
+        std::cerr << kProg << ": " << p.error() << "\n";
+        return kExitUsage;
+      }
+      prev = std::pair{env("CRIUS_PREV_CELL").value_or(""), *p};
+    }
   if (micro_batches > 0) plan.micro_batches = micro_batches;
   if (micro_batch_size > 0) plan.micro_batch_size = micro_batch_size;
   if (!schedule.empty()) {
@@ -483,6 +499,29 @@ int main(int argc, char** argv) {
         warned = true;
       }
     };
+  }
+  // A job resumed under another plan: the one its checkpoint was saved under, for the program,
+  // and the hook that converts the checkpoint where its framework cannot load it resharded.
+  if (prev) {
+    const std::string prev_text = est::plan_text(prev->second);
+    spec.job_env.emplace_back("CRIUS_PREV_CELL", prev->first);
+    spec.job_env.emplace_back("CRIUS_PREV_PLAN_JSON", prev_text);
+    spec.job_env.emplace_back("CRIUS_PREV_PLAN_HASH", util::hex64(est::plan_hash(prev->second)));
+    setenv("CRIUS_LAUNCH_SPEC", to_json(spec).dump().c_str(), 1);
+    if (!pre_resume.empty() && est::plan_hash(prev->second) != est::plan_hash(plan)) {
+      const std::string now = est::plan_text(plan);
+      setenv("CRIUS_PREV_CELL", prev->first.c_str(), 1);
+      setenv("CRIUS_PREV_PLAN_JSON", prev_text.c_str(), 1);
+      setenv("CRIUS_PLAN_JSON", now.c_str(), 1);
+      std::cerr << kProg << ": resuming under another plan than the checkpoint's: running --pre-resume\n";
+      const int rc = std::system(pre_resume.c_str());
+      if (rc != 0) {
+        std::cerr << kProg << ": --pre-resume failed ("
+                  << (WIFEXITED(rc) ? "exit status " + std::to_string(WEXITSTATUS(rc)) : std::string("killed"))
+                  << "); no rank started\n";
+        return kExitFailure;
+      }
+    }
   }
   return run_and_watch(cmd, kill_timeout, sink, progress_interval);
 }

@@ -592,7 +592,9 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
         a.release = sj.requeued_held &&
                     (phase == "requeuing" || phase == "requeued" || sj.end_time >= rec.move->since);
         rec.move.reset();
+        const job::Record::Saved ran{rec.cell, rec.plan};  // what its checkpoint was saved under
         if (replan(m_cluster, rec, target)) {
+          rec.saved_under = ran;
           rec.nodes = target_nodes;  // where the policy placed it
           rec.log_move_end("moved", snap.now);
         } else {  // keep the Cell it had, anywhere; the move is dropped

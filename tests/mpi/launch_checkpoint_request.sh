@@ -5,6 +5,8 @@
 # rank whose program did not ask for it: real Python ranks (Debian's python3) under crius-launch,
 # one without a handler, one with. Each rank passes the request on as the job's checkpoint signal
 # (--checkpoint-signal: TERM for a Megatron-LM job), and only to a program that handles it.
+# A job resumed under another plan than its checkpoint's sees that plan (CRIUS_PREV_*), and its
+# --pre-resume hook runs once before any rank, or stops the job.
 set -u
 . "$TOP/tests/mpi/lib_launch.bash"
 need_mpi
@@ -76,4 +78,27 @@ grep -q -- "--exit-signal-handler" megatron.args || fail "Megatron-LM's SIGTERM 
 crius-launch --tp 2 --pp 2 --layers 24 --framework megatron --model bert__1.3B --cluster "$TOP/etc/crius/examples/paper-sim.toml" \
   --checkpoint-signal none --print-args >none.args || fail "megatron hand-over failed"
 ! grep -q -- "--exit-signal-handler" none.args || fail "--exit-signal-handler without a SIGTERM checkpoint"
+
+# 6. Resumed under another plan: the hook runs once, first; the ranks see the previous plan.
+prev='{"version":1,"stages":[{"tp":1,"dp":1}]}'
+rm -f hook.* rank.*
+CRIUS_PREV_PLAN_JSON=$prev CRIUS_PREV_CELL=a100:1x1:1 crius-launch --dp 2 \
+  --pre-resume 'echo "$CRIUS_PREV_CELL $CRIUS_PREV_PLAN_JSON" >>hook.out; ls rank.* >hook.ranks 2>&1 || true' \
+  -- sh -c 'echo "$CRIUS_PREV_PLAN_HASH $CRIUS_PLAN_HASH" >rank.$RANK' >resume.out 2>&1 || { cat resume.out; fail "resume: launch failed"; }
+[ "$(wc -l <hook.out)" = 1 ] || fail "resume: the hook ran $(wc -l <hook.out) times"
+grep -q '^a100:1x1:1 {.*"stages":\[{"dp":1,"tp":1}\]' hook.out || fail "resume: the hook did not see the previous Cell and plan: $(cat hook.out)"
+grep -q "No such file" hook.ranks || fail "resume: a rank started before the hook"
+read -r ph nh <rank.1
+[ -n "$ph" ] && [ "$ph" != "$nh" ] || fail "resume: rank 1 did not get the previous plan's hash ($ph, now $nh)"
+# The same plan: nothing to convert, no hook.
+rm -f hook.out
+CRIUS_PREV_PLAN_JSON='{"version":1,"stages":[{"tp":1,"dp":2}]}' crius-launch --dp 2 --pre-resume 'echo ran >>hook.out' -- true ||
+  fail "same plan: launch failed"
+[ ! -e hook.out ] || fail "same plan: the hook ran"
+# A failing hook stops the job before any rank.
+rm -f rank.*
+CRIUS_PREV_PLAN_JSON=$prev crius-launch --dp 2 --pre-resume 'exit 3' -- sh -c 'touch rank.$RANK' >fail.out 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q -- "--pre-resume failed (exit status 3); no rank started" fail.out || { cat fail.out; fail "failing hook: exit $rc"; }
+! ls rank.* >/dev/null 2>&1 || fail "failing hook: a rank started"
 echo "launch_checkpoint_request passed"

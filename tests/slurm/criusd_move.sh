@@ -112,6 +112,9 @@ limit_is_crius "$id" >/dev/null || exit 1
 job_field "$id" AdminComment | jq -e '.history | length == 1 and (.[0] | (.from | startswith("v100:1x")) and
   (.to | startswith("a100:1x")) and (.reason | length > 0) and .outcome == "moved" and .ended >= .started)' >/dev/null ||
   fail "the move is not in the record's history: $(job_field "$id" AdminComment)"
+# ... and what the job ran, and saved its checkpoint, under: crius-launch's CRIUS_PREV_* for it.
+job_field "$id" AdminComment | jq -e '.saved_under.cell.gpu == "v100" and (.saved_under.plan.stages | length >= 1)' >/dev/null ||
+  fail "the record does not say what the checkpoint was saved under: $(job_field "$id" AdminComment)"
 scancel "$id"
 echo "criusd checks passed"
 INNER

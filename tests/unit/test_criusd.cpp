@@ -135,6 +135,7 @@ BOOST_AUTO_TEST_CASE(record_round_trip) {
   job::Record moved = rec;
   moved.request.runtime = estimator::Runtime::alpa;
   moved.move = job::Move{{"v100", "v100", 1, 4, 1}, "signalled", 42, "fit", {}};
+  moved.saved_under = job::Record::Saved{{"v100", "v100", 1, 8, 1}, rec.plan};
   auto back = job::parse_record(job::to_text(moved));
   BOOST_TEST_REQUIRE((back && back->ok()));
   BOOST_TEST_REQUIRE(back->value().move.has_value());
@@ -415,6 +416,11 @@ BOOST_FIXTURE_TEST_CASE(a_move_in_flight_continues_after_a_restart, Fixture) {
   BOOST_TEST(log.started == 100);
   BOOST_TEST(log.ended == 132);
   BOOST_TEST(log.outcome == "moved");
+  // What its checkpoint was saved under: the Cell and plan it ran before the move (CRIUS_PREV_*).
+  BOOST_TEST_REQUIRE(done.saved_under.has_value());
+  BOOST_TEST(crius::estimator::to_string(done.saved_under->cell) == "v100:1x8:1");
+  BOOST_TEST(done.saved_under->plan.world_size() == 8);
+  BOOST_TEST(!(done.saved_under->plan == done.plan));
   // Released in its old Cell by someone else before the new one was applied: the move is dropped.
   SlurmJob back = s.jobs[0];
   back.state = "RUNNING";
