@@ -17,3 +17,10 @@ for dtype in fp64 fp32; do
   grep -q 'verify PASSED' out.$dtype || fail "$dtype: not verified"
   grep -q 'gpu (cuBLAS' out.$dtype || fail "$dtype: did not run on the GPU backend"
 done
+# Against its estimate: the measured iteration time beside the estimator's for the same plan on
+# this machine's own profile (reported, not checked: a timing ratio is not a test; the figure
+# goes to docs/results.md).
+crius-launch "${opts[@]}" --micro-batches 2 -- crius-train --device gpu --dtype fp32 --steps 10 >est.out 2>&1 ||
+  { cat est.out; fail "fp32 timing run: exit $?"; }
+grep 'crius-train: \(measured\|estimated\)' est.out
+grep -q 'crius-train: estimated iteration time .*measured/estimated' est.out || fail "no estimate beside the measured time"
