@@ -129,8 +129,11 @@ $(LIBCRIUS): $(LIBCRIUS_OBJS)
 # Programs list their objects as prerequisites; EXTRA_LIBS is set per target.
 LINK_PROGRAM = @mkdir -p $(@D) && $(CXX) $(LDFLAGS_ALL) -o $@ $(filter %.o %.a,$^) $(EXTRA_LIBS) $(TOML_LIBS) -lpthread
 
-.PHONY: all check demo bench install uninstall clean distclean lint-man print-installed packages-check
+.PHONY: all check check-programs demo bench install uninstall clean distclean lint-man print-installed packages-check
 all: $(PROGRAMS) $(SBIN_PROGRAMS) $(PLUGINS)
+
+# What the tests run, built without running them (tests/gpu/run-all).
+check-programs: all $(TEST_PROGRAMS)
 
 check: all $(if $(PARTIAL_BUILD),,$(TEST_PROGRAMS))
 	$(if $(PARTIAL_BUILD),@echo "make check needs the full build: configure without --without-*" >&2; exit 2)
