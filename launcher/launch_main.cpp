@@ -119,11 +119,12 @@ int main(int argc, char** argv) {
 
   CLI::App app{"crius-launch: start one rank per GPU for a crius plan and run PROGRAM on every rank", kProg};
   std::string plan_file, tp, dp, stage_layers, launcher = "mpirun", schedule, recompute, master_addr;
-  std::string framework, checkpoint_signal, progress_regex, model_arg, model_spec, cluster_file = crius::estimator::default_cluster_file(CRIUS_SLURM_SYSCONFDIR);
+  std::string mpi_type, framework, checkpoint_signal, progress_regex, model_arg, model_spec, cluster_file = crius::estimator::default_cluster_file(CRIUS_SLURM_SYSCONFDIR);
   std::string mpirun = env("CRIUS_MPIRUN").value_or(CRIUS_MPIRUN);
   int pp = 0, layers = 0, ntasks = 0, gpus_per_node = 0, micro_batches = 0, micro_batch_size = 0, master_port = 0;
   int kill_timeout = 10;
   int checkpoint_sig = 0;
+  const bool slurm_here = slurm::slurm_config_reachable(CRIUS_SLURM_SYSCONFDIR);
   std::optional<std::pair<std::string, est::Plan>> prev;  // the Cell and plan its checkpoint was saved under
   std::string pre_resume;
   bool bind_cpus = false, dry_run = false, json = false, megatron = false, print_args = false, rank_exec_mode = false, verbose = false;
@@ -142,6 +143,7 @@ int main(int argc, char** argv) {
   app.add_option("--gpus-per-node", gpus_per_node, "ranks per node (block placement)");
   app.add_option("--launcher", launcher, "mpirun or srun")->check(CLI::IsMember({"mpirun", "srun"}));
   app.add_option("--mpirun", mpirun, "the mpirun program");
+  app.add_option("--mpi", mpi_type, "with --launcher srun: its --mpi (default: SLURM_MPI_TYPE, else pmix)");
   app.add_option("--mpi-arg", mpi_args, "extra argument for mpirun/srun (repeatable)");
   app.add_option("--master-addr", master_addr, "MASTER_ADDR (default: the first node's NodeAddr)");
   app.add_option("--master-port", master_port, "MASTER_PORT (default: from SLURM_JOB_ID)");
@@ -231,7 +233,16 @@ int main(int argc, char** argv) {
     // In a crius job the record is the source of truth (it changes when criusd moves the
     // job; the job's environment does not): crius(7).
     std::optional<job::Record> rec;
-    if (auto job_id = env("SLURM_JOB_ID")) {
+    if (auto job_id = env("SLURM_JOB_ID"); job_id && !slurm_here) {
+      // In a container without Slurm's configuration: the job's environment is all there is.
+      if (!env("CRIUS_PLAN_JSON")) {
+        std::cerr << kProg << ": no Slurm configuration here to read job " << util::printable(*job_id, 20)
+                  << "'s record (SLURM_CONF, " << CRIUS_SLURM_SYSCONFDIR
+                  << "/slurm.conf, SLURM_CONF_SERVER), and no CRIUS_PLAN_JSON\n";
+        return kExitFailure;
+      }
+      std::cerr << kProg << ": warning: no Slurm configuration here; running the plan of the job's environment\n";
+    } else if (job_id) {
       slurm::init_slurm_client();
       auto r = slurm::load_job_record(*job_id);
       if (r) rec = std::move(*r);
@@ -417,7 +428,7 @@ int main(int argc, char** argv) {
   }
 
   if (master_addr.empty()) master_addr = env("MASTER_ADDR").value_or("");
-  if (master_addr.empty() && in_slurm) {
+  if (master_addr.empty() && in_slurm && slurm_here) {
     // Where the first node is reached is Slurm's NodeAddr; its name need not resolve there.
     slurm::init_slurm_client();
     auto addr = slurm::node_address(hosts[0]);
@@ -453,7 +464,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> cmd;
   const int nodes_used = (world + gpus_per_node - 1) / gpus_per_node;
   if (launcher == "srun") {
-    cmd = {"srun", "--mpi=pmix", "--export=ALL", "--kill-on-bad-exit=1", "--distribution=block", "--overcommit",
+    // The job's (SLURM_MPI_TYPE, as srun reads it) or --mpi's; pmix where neither says, which
+    // Open MPI's ranks (crius-train) need.
+    if (mpi_type.empty()) mpi_type = env("SLURM_MPI_TYPE").value_or("pmix");
+    cmd = {"srun", "--mpi=" + mpi_type, "--export=ALL", "--kill-on-bad-exit=1", "--distribution=block", "--overcommit",
            "-N", std::to_string(nodes_used), "-n", std::to_string(world),
            "--ntasks-per-node=" + std::to_string(std::min(gpus_per_node, world))};
   } else {
@@ -480,7 +494,7 @@ int main(int argc, char** argv) {
   // The program's progress goes into the job's Comment, where criusd reads it (crius(7)).
   ProgressSink sink;
   double progress_interval = 30;
-  if (auto job_id = env("SLURM_JOB_ID"); job_id && util::to_int(*job_id) && *util::to_int(*job_id) > 0) {
+  if (auto job_id = env("SLURM_JOB_ID"); job_id && slurm_here && util::to_int(*job_id) && *util::to_int(*job_id) > 0) {
     if (auto v = env("CRIUS_PROGRESS_INTERVAL")) {
       auto d = util::to_double(*v);
       if (!d || *d < 1 || *d > 86400) {

@@ -7,12 +7,22 @@ extern "C" {
 #include <slurm/slurm_errno.h>
 }
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdlib>
 
 #include "common/util.h"
 #include "slurm_plugin/job_info.h"
 
 namespace crius::slurm {
+
+bool slurm_config_reachable(const std::string& sysconfdir) {
+  auto is_file = [](const std::string& p) { return !p.empty() && access(p.c_str(), R_OK) == 0; };
+  if (const char* c = std::getenv("SLURM_CONF"); c && *c) return is_file(c);
+  if (const char* s = std::getenv("SLURM_CONF_SERVER"); s && *s) return true;
+  return is_file(sysconfdir + "/slurm.conf") || is_file("/run/slurm/conf/slurm.conf");
+}
 
 void init_slurm_client() {
   static const bool initialised = (slurm_init(nullptr), true);

@@ -28,6 +28,10 @@ Result<std::string> node_address(const std::string& node);
 // For a program that links libslurm (crius-launch), before its first libslurm call, once:
 // since 24.11 the calls need slurm_init() (its hash and auth plugins); 22.05 started them on
 // first use. Never from a plugin: srun and slurmctld have done it.
+// Whether libslurm can find a configuration here (SLURM_CONF, SYSCONFDIR/slurm.conf, a
+// configless slurmd's cache in /run/slurm/conf, or SLURM_CONF_SERVER): slurm_init() ends the
+// process when it cannot (a container without slurm.conf).
+bool slurm_config_reachable(const std::string& sysconfdir);
 void init_slurm_client();
 
 }  // namespace crius::slurm

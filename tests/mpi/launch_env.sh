@@ -46,6 +46,14 @@ for r in 0 1; do
     { cat leak.out; fail "rank $r did not get its own RANK/LOCAL_RANK/WORLD_SIZE over the leaked ones"; }
 done
 grep -q "note: RANK=0 in this environment is replaced on every rank" leak.out || fail "the leaked RANK was not reported"
+# In a job, where no Slurm configuration is reachable (a container image): the documented
+# CRIUS_PLAN_JSON fallback, not libslurm's fatal exit; without it, a clear error.
+SLURM_JOB_ID=5 SLURM_CONF=/nonexistent CRIUS_PLAN_JSON='{"version":1,"stages":[{"tp":1,"dp":2}]}' \
+  crius-launch -- "$RI" >noconf.out 2>&1 || { cat noconf.out; fail "no slurm.conf: the CRIUS_PLAN_JSON fallback failed"; }
+grep -q "warning: no Slurm configuration here; running the plan of the job's environment" noconf.out || fail "no slurm.conf: no warning"
+[ "$(grep -c '"RANK":"[01]"' noconf.out)" = 2 ] || { cat noconf.out; fail "no slurm.conf: the ranks did not start"; }
+out=$(SLURM_JOB_ID=5 SLURM_CONF=/nonexistent crius-launch -- true 2>&1); rc=$?
+[ $rc = 1 ] && grep -q "no Slurm configuration here to read job 5's record" <<<"$out" || fail "no slurm.conf, no plan: exit $rc: $out"
 # MASTER_PORT is deterministic per Slurm job id (dry run: no allocation needed).
 crius-launch -n 1 --master-port 31337 -- "$RI" | grep -q '"MASTER_PORT":"31337"' || fail "--master-port ignored"
 
