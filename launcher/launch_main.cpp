@@ -438,6 +438,7 @@ int main(int argc, char** argv) {
       master_addr = hosts[0];
     }
   }
+  if (master_addr.empty() && in_slurm) master_addr = hosts[0];  // no Slurm configuration to ask: the node's name
   if (master_addr.empty()) master_addr = "127.0.0.1";
   if (master_port <= 0) master_port = env_int("MASTER_PORT").value_or(0);
   if (master_port <= 0) {

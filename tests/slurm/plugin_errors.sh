@@ -81,6 +81,7 @@ bad sbatch "--crius-runtime: 'megatron;id' is not megatron, megatron-core or alp
 bad sbatch "--crius-framework: 'megatron:0.8;id': the release must be MAJOR.MINOR" --crius-model=bert__1.3B $G '--crius-framework=megatron:0.8;id'
 bad sbatch "--crius-framework: 'megatron:0.7': Megatron-Core releases before 0.8" --crius-model=bert__1.3B $G --crius-framework=megatron:0.7
 bad sbatch "framework megatron:0.19: Megatron-LM .Megatron-Core 0.19. trains transformers; model 'wide_resnet__1B'" --crius-model=wide_resnet__1B $G --crius-framework=megatron
+bad sbatch "--crius-checkpoint-signal: 'KILL' is not a checkpoint signal .USR1, USR2, TERM, INT, HUP, URG or none." --crius-model=bert__1.3B $G --crius-checkpoint-signal=KILL
 bad sbatch "--crius-deadline: 'soon'" --crius-model=bert__1.3B $G --crius-deadline=soon
 bad sbatch "--crius-deadline needs --crius-iters" --crius-model=bert__1.3B $G --crius-deadline=1:00:00
 says "Invalid argument"
