@@ -69,6 +69,26 @@ int free_port(int preferred) {
   return any > 0 ? any : preferred;
 }
 
+// --rank-shim sh: each rank's environment from POSIX sh alone, for a container image that holds
+// neither crius nor libslurm (crius-launch(1), CONTAINERS). The same values rank_env() gives a
+// uniform plan in block placement (tests/mpi/launch_container.sh compares them); the checkpoint
+// requests are ignored unless the program handles them, and there is no progress scan.
+constexpr const char* kShellShim = R"SH(trap '' USR1 USR2
+unset CRIUS_LAUNCH_SPEC
+r=${SLURM_PROCID:-${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-}}}
+[ -n "$r" ] || { echo "crius-launch: rank shim: no rank in the environment (SLURM_PROCID, OMPI_COMM_WORLD_RANK)" >&2; exit 2; }
+g=$CRIUS_GPUS_PER_NODE node=$((r / g)) left=$((WORLD_SIZE - r / g * g))
+[ "$left" -lt "$g" ] || left=$g
+export RANK=$r LOCAL_RANK=$((r % g)) LOCAL_WORLD_SIZE=$left GROUP_RANK=$node
+export CRIUS_TP_RANK=$((r % CRIUS_TP_SIZE)) CRIUS_DP_RANK=$((r / CRIUS_TP_SIZE % CRIUS_DP_SIZE))
+export CRIUS_PP_RANK=$((r / (CRIUS_TP_SIZE * CRIUS_DP_SIZE)))
+i=0 ifs=$IFS IFS=,
+for x in $CRIUS_NODELIST; do [ "$i" = "$node" ] && export CRIUS_HOST="$x"; i=$((i + 1)); done
+i=0
+for x in ${CRIUS_STAGE_LAYERS:-}; do [ "$i" = "$CRIUS_PP_RANK" ] && export CRIUS_LAYERS="$x"; i=$((i + 1)); done
+IFS=$ifs
+exec "$@")SH";
+
 // The plan handed to the framework that runs PROGRAM (crius-launch(1), FRAMEWORKS): the arguments
 // to append to its command, or an error that stops the job before any rank starts.
 crius::Result<std::vector<std::string>> hand_over(const crius::estimator::Plan& plan, const std::string& framework_arg,
@@ -119,7 +139,7 @@ int main(int argc, char** argv) {
 
   CLI::App app{"crius-launch: start one rank per GPU for a crius plan and run PROGRAM on every rank", kProg};
   std::string plan_file, tp, dp, stage_layers, launcher = "mpirun", schedule, recompute, master_addr;
-  std::string mpi_type, framework, checkpoint_signal, progress_regex, model_arg, model_spec, cluster_file = crius::estimator::default_cluster_file(CRIUS_SLURM_SYSCONFDIR);
+  std::string rank_shim = "crius", mpi_type, framework, checkpoint_signal, progress_regex, model_arg, model_spec, cluster_file = crius::estimator::default_cluster_file(CRIUS_SLURM_SYSCONFDIR);
   std::string mpirun = env("CRIUS_MPIRUN").value_or(CRIUS_MPIRUN);
   int pp = 0, layers = 0, ntasks = 0, gpus_per_node = 0, micro_batches = 0, micro_batch_size = 0, master_port = 0;
   int kill_timeout = 10;
@@ -143,6 +163,9 @@ int main(int argc, char** argv) {
   app.add_option("--gpus-per-node", gpus_per_node, "ranks per node (block placement)");
   app.add_option("--launcher", launcher, "mpirun or srun")->check(CLI::IsMember({"mpirun", "srun"}));
   app.add_option("--mpirun", mpirun, "the mpirun program");
+  app.add_option("--rank-shim", rank_shim,
+                 "what starts each rank's program: crius (crius-launch --rank-exec, the default) or sh (POSIX sh "
+                 "alone, for a container image without crius; uniform plans)");
   app.add_option("--mpi", mpi_type, "with --launcher srun: its --mpi (default: SLURM_MPI_TYPE, else pmix)");
   app.add_option("--mpi-arg", mpi_args, "extra argument for mpirun/srun (repeatable)");
   app.add_option("--master-addr", master_addr, "MASTER_ADDR (default: the first node's NodeAddr)");
@@ -328,6 +351,14 @@ int main(int argc, char** argv) {
 
   if (megatron && framework.empty()) framework = "megatron";
   print_args = print_args || megatron;
+  if (rank_shim != "crius" && rank_shim != "sh") {
+    std::cerr << kProg << ": --rank-shim: " << util::shown(rank_shim) << " is not crius or sh\n";
+    return kExitUsage;
+  }
+  if (rank_shim == "sh" && !plan.uniform()) {
+    std::cerr << kProg << ": --rank-shim sh: the plan has per-stage shapes; the sh shim runs uniform plans only\n";
+    return kExitUsage;
+  }
   if (print_args && framework.empty()) {
     std::cerr << kProg << ": --print-args: give --framework (megatron or torchtitan)\n";
     return kExitUsage;
@@ -485,7 +516,25 @@ int main(int argc, char** argv) {
     cmd.insert(cmd.end(), {"-x", "CRIUS_LAUNCH_SPEC"});
   }
   cmd.insert(cmd.end(), mpi_args.begin(), mpi_args.end());
-  cmd.insert(cmd.end(), {self, "--rank-exec", "--"});
+  if (rank_shim == "sh") {
+    // What every rank shares, in the launcher's environment (srun --export=ALL; mpirun -x).
+    std::vector<std::pair<std::string, std::string>> shared = spec.job_env;
+    for (auto& kv : job::plan_env(plan)) shared.push_back(std::move(kv));
+    const est::StagePlan& st = plan.stages[0];
+    shared.insert(shared.end(), {{"WORLD_SIZE", std::to_string(world)}, {"MASTER_ADDR", master_addr},
+                                 {"MASTER_PORT", std::to_string(master_port)}, {"CRIUS_TP_SIZE", std::to_string(st.tp)},
+                                 {"CRIUS_DP_SIZE", std::to_string(st.dp)}, {"CRIUS_RANK_ORDER", "tp-dp-pp"},
+                                 {"CRIUS_PLAN_HASH", util::hex64(est::plan_hash(plan))},
+                                 {"CRIUS_NODELIST", util::join(hosts, ",")},
+                                 {"CRIUS_GPUS_PER_NODE", std::to_string(gpus_per_node)}});
+    for (const auto& [k, v] : shared) {
+      setenv(k.c_str(), v.c_str(), 1);
+      if (launcher != "srun") cmd.insert(cmd.end(), {"-x", k});
+    }
+    cmd.insert(cmd.end(), {"/bin/sh", "-c", kShellShim, "crius-rank"});
+  } else {
+    cmd.insert(cmd.end(), {self, "--rank-exec", "--"});
+  }
   cmd.insert(cmd.end(), command.begin(), command.end());
   if (verbose) {
     std::string line;
