@@ -12,6 +12,7 @@ std::string_view to_string(Writer w) {
   switch (w) {
     case Writer::job_submit: return "job_submit";
     case Writer::crius_launch: return "crius-launch";
+    case Writer::resumed: return "crius-launch (a moved job)";
     case Writer::internal: return "internal";
     case Writer::site: return "site";
   }

@@ -26,6 +26,11 @@ py=/usr/bin/python3
 cases=$B/tests/frameworks/framework-cases
 [ -x "$cases" ] || { echo "framework-cases not built"; exit 1; }
 "$py" -c 'import torch' 2>/dev/null || { echo "Debian's python3-torch is needed to import torchtitan's configuration"; exit 77; }
+# validate.py stands in for what torchtitan imports from PyTorch >= 2.4 on Debian 12's PyTorch 1.13,
+# the one combination it was proven on (as megatron_validate.sh).
+torch_major=$("$py" -c 'import torch; print(torch.__version__.split(".")[0])')
+[ "$torch_major" = 1 ] ||
+  { echo "tests/torchtitan/validate.py is made for Debian 12's PyTorch 1.13 (this is PyTorch $torch_major.x)"; exit 77; }
 [ -d "$dir/pylib/tyro" ] || { echo "no tyro in $dir/pylib (torchtitan's parser library; not packaged by Debian)"; exit 77; }
 export PYTHONPATH=$dir/pylib${PYTHONPATH:+:$PYTHONPATH}
 releases=(v0.1.0:torchtitan:0.1 v0.2.2:torchtitan:0.2)
