@@ -485,6 +485,12 @@ int main(int argc, char** argv) {
   spec.master_addr = master_addr;
   spec.master_port = master_port;
   spec.bind_cpus = bind_cpus;
+  // A job resumed under another plan: the one its checkpoint was saved under, for every rank.
+  if (prev) {
+    spec.job_env.emplace_back("CRIUS_PREV_CELL", prev->first);
+    spec.job_env.emplace_back("CRIUS_PREV_PLAN_JSON", est::plan_text(prev->second));
+    spec.job_env.emplace_back("CRIUS_PREV_PLAN_HASH", util::hex64(est::plan_hash(prev->second)));
+  }
   setenv("CRIUS_LAUNCH_SPEC", to_json(spec).dump().c_str(), 1);
   // A rank variable left in this environment (a batch shell's, an outer launcher's) reaches no rank.
   for (const char* v : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK"})
@@ -564,19 +570,12 @@ int main(int argc, char** argv) {
       }
     };
   }
-  // A job resumed under another plan: the one its checkpoint was saved under, for the program,
-  // and the hook that converts the checkpoint where its framework cannot load it resharded.
+  // The hook that converts the checkpoint where its framework cannot load it resharded.
   if (prev) {
-    const std::string prev_text = est::plan_text(prev->second);
-    spec.job_env.emplace_back("CRIUS_PREV_CELL", prev->first);
-    spec.job_env.emplace_back("CRIUS_PREV_PLAN_JSON", prev_text);
-    spec.job_env.emplace_back("CRIUS_PREV_PLAN_HASH", util::hex64(est::plan_hash(prev->second)));
-    setenv("CRIUS_LAUNCH_SPEC", to_json(spec).dump().c_str(), 1);
     if (!pre_resume.empty() && est::plan_hash(prev->second) != est::plan_hash(plan)) {
-      const std::string now = est::plan_text(plan);
       setenv("CRIUS_PREV_CELL", prev->first.c_str(), 1);
-      setenv("CRIUS_PREV_PLAN_JSON", prev_text.c_str(), 1);
-      setenv("CRIUS_PLAN_JSON", now.c_str(), 1);
+      setenv("CRIUS_PREV_PLAN_JSON", est::plan_text(prev->second).c_str(), 1);
+      setenv("CRIUS_PLAN_JSON", est::plan_text(plan).c_str(), 1);
       std::cerr << kProg << ": resuming under another plan than the checkpoint's: running --pre-resume\n";
       const int rc = std::system(pre_resume.c_str());
       if (rc != 0) {

@@ -25,6 +25,16 @@ for plan in "--tp 2 --dp 2" "--tp 2 --pp 2 --layers 8" "--dp 2 --pp 2 --layers 6
   done
   grep -q "/bin/sh -c" sh.log && ! grep -q -- "--rank-exec" sh.log || fail "$plan: the ranks were not started by sh alone"
 done
+# A resumed job: both shims give every rank the plan its checkpoint was saved under.
+rm -f crius.* sh.*
+export CRIUS_PREV_PLAN_JSON='{"version":1,"stages":[{"tp":1,"dp":1}]}' CRIUS_PREV_CELL=a100:1x1:1
+crius-launch --dp 2 --master-port 29611 -- ./dump.sh crius >/dev/null 2>&1 || fail "resumed: crius shim launch failed"
+crius-launch --dp 2 --master-port 29611 --rank-shim sh -- ./dump.sh sh >/dev/null 2>&1 || fail "resumed: sh shim launch failed"
+unset CRIUS_PREV_PLAN_JSON CRIUS_PREV_CELL
+for r in 0 1; do
+  grep -q '^CRIUS_PREV_PLAN_HASH=' "sh.$r" || fail "resumed: rank $r of the sh shim lacks CRIUS_PREV_*"
+  diff "crius.$r" "sh.$r" >diff.out || { cat diff.out; fail "resumed: rank $r's environment differs between the shims"; }
+done
 # A request to a program without a handler: ignored, the rank lives on.
 cat >sleeper.sh <<'SH'
 #!/bin/sh
