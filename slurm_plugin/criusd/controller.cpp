@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <csignal>
 #include <map>
@@ -898,6 +899,57 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
         continue;
       }
       kept.push_back(std::move(d));
+    }
+    decisions = std::move(kept);
+  }
+
+  // Reservations ahead (maintenance, nodes reserved for others): Slurm starts no job on a node
+  // where its time limit would cross a reservation, so a Cell whose nodes have one before the
+  // job's time limit there ends is not given: the change is dropped, the job stays as it is.
+  // A job Slurm places itself (pending, its Cell unchanged, no pin) is Slurm's to place.
+  if (!snap.reservations.empty()) {
+    std::vector<sch::Decision> kept;
+    for (auto& d : decisions) {
+      auto& [sj, rec] = crius_jobs[d.job];
+      const sch::Job& job = jobs[d.job];
+      const bool running = job.state == sch::JobState::running;
+      estimator::Cell to = rec.cell;
+      if (!d.target.empty()) {
+        to.partition = cluster.partitions[d.target.partition].name;
+        to.gpu = d.target.shape.gpu;
+        to.nodes = d.target.shape.nodes;
+        to.gpus_per_node = d.target.shape.gpus_per_node;
+      }
+      if (d.target.empty() || (!running && rec.nodes.empty() && to == rec.cell)) {
+        kept.push_back(std::move(d));
+        continue;
+      }
+      // Its time limit there (0: none, every reservation ahead is crossed), from its restart.
+      std::int64_t limit_s = sj->time_limit_s;
+      if (job::Record check = rec; crius_sets_time_limit(rec) && replan(m_cluster, check, to))
+        limit_s = crius_time_limit(check, *sj, snap) * 60;
+      const double start = now + (running ? checkpoint_grace(rec, m_options) : 0.0);
+      const double end = limit_s > 0 ? start + static_cast<double>(limit_s) : HUGE_VAL;
+      std::string crossed;
+      for (const auto& r : snap.reservations) {
+        if (static_cast<double>(r.end_time) <= start || static_cast<double>(r.start_time) >= end) continue;
+        for (int n : d.target.node_ids) {
+          const std::string& host = cluster.nodes[n].name;
+          if (r.all_nodes || std::find(r.nodes.begin(), r.nodes.end(), host) != r.nodes.end()) {
+            crossed = "reservation " + r.name + " on node " + host + " begins in " +
+                      std::to_string(std::max<std::int64_t>(0, r.start_time - snap.now) / 60) + " min";
+            break;
+          }
+        }
+        if (!crossed.empty()) break;
+      }
+      if (crossed.empty()) {
+        kept.push_back(std::move(d));
+        continue;
+      }
+      round.notes.push_back("job " + std::to_string(sj->id) + ": " + (running ? "not moved" : "not given a Cell") + " (" +
+                            d.reason + "): " + crossed + ", before its time limit " +
+                            (limit_s > 0 ? "of " + std::to_string(limit_s / 60) + " min" : "(none)") + " would end there");
     }
     decisions = std::move(kept);
   }

@@ -11,6 +11,7 @@
 #include <vector>
 #include <string>
 
+#include "common/util.h"
 #include "job/progress.h"
 #include "scheduler/estimator_throughput.h"
 #include "slurm_plugin/apply_cell.h"
@@ -969,8 +970,10 @@ BOOST_FIXTURE_TEST_CASE(reserved_nodes_are_not_free, Fixture) {
   BOOST_TEST_REQUIRE(round.ok(), why(round));
   BOOST_TEST(round->actions.empty());  // both v100 nodes are reserved from 5100
   BOOST_TEST(round->free.free_gpus("v100") == 0);
-  // A reservation that starts after the next round, or has ended, takes nothing now.
+  // A reservation that starts after the next round, or has ended, takes nothing now (a job
+  // that ends before it begins).
   s.reservations = {{"later", 5400, 9000, false, {"v100-1"}}, {"past", 1000, 4000, true, {}}};
+  s.jobs[2].time_limit_s = 300;
   round = c.decide(s);
   BOOST_TEST_REQUIRE(round.ok(), why(round));
   BOOST_TEST_REQUIRE(round->actions.size() == 1u);
@@ -987,6 +990,46 @@ BOOST_FIXTURE_TEST_CASE(reserved_nodes_are_not_free, Fixture) {
   BOOST_TEST_REQUIRE(round.ok(), why(round));
   BOOST_TEST(round->actions.empty());
   BOOST_TEST(round->jobs.back().considered == "no: in reservation mine (Slurm places it there)");
+}
+
+// A reservation ahead on the nodes of a Cell (maintenance in 2 hours) keeps a job out of it when
+// its time limit there would cross the reservation, as Slurm's own scheduler would; a job that
+// ends before it may go.
+BOOST_FIXTURE_TEST_CASE(reservations_ahead_within_the_time_limit_keep_a_job_out, Fixture) {
+  job::Record long_job = make_record("a100:1x2:1", "a100");
+  long_job.request.iters = 100000;
+  long_job.request.movable = true;
+  auto decide = [&](std::int64_t time_limit_s, std::vector<SlurmReservation> resvs) {
+    SlurmJob j = slurm_job(9, "RUNNING", job::to_text(long_job), {"a100-1"}, "gres:gpu:2");
+    j.start_time = 4000;
+    j.time_limit_s = time_limit_s;
+    Snapshot s;
+    s.now = 5000;
+    s.nodes = {node("a100-1", "a100", 2), node("a100-2", "a100", 0), node("v100-1", "v100", 0),
+               node("v100-2", "v100", 0)};
+    s.jobs = {j};
+    s.reservations = std::move(resvs);
+    Controller c(*cluster, ControllerOptions{});
+    auto round = c.decide(s);
+    BOOST_TEST_REQUIRE(round.ok(), why(round));
+    return *round;
+  };
+  const std::vector<SlurmReservation> maint = {{"maint", 5000 + 7200, 5000 + 10800, false, {"a100-2", "v100-1", "v100-2"}}};
+  const std::int64_t three_days = 3 * 86400;
+  BOOST_TEST(decide(three_days, {}).actions.size() == 1u);  // the control: it moves
+  auto kept = decide(three_days, maint);
+  BOOST_TEST(kept.actions.empty());
+  bool noted = false;
+  for (const auto& n : kept.notes)
+    noted = noted || (n.find("job 9: not moved") == 0 && n.find("reservation maint on node") != std::string::npos &&
+                      n.find("begins in 120 min") != std::string::npos &&
+                      n.find("time limit of 4320 min") != std::string::npos);
+  BOOST_TEST(noted, "notes: " << util::join(kept.notes, " | "));
+  BOOST_TEST(decide(0, maint).actions.empty());              // no time limit: it would cross any
+  BOOST_TEST(decide(3600, maint).actions.size() == 1u);      // ends (with the grace) before it
+  // Nodes=ALL, ahead: nowhere to go; a reservation that has ended takes nothing.
+  BOOST_TEST(decide(three_days, {{"all", 9000, 20000, true, {}}}).actions.empty());
+  BOOST_TEST(decide(three_days, {{"past", 1000, 4000, true, {}}}).actions.size() == 1u);
 }
 
 // A pending job criusd pinned to a node that is drained since waits as ReqNodeNotAvail: it is
