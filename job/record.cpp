@@ -365,8 +365,45 @@ void Record::log_move_end(const std::string& outcome, std::int64_t now) {
   history.back().ended = now;
 }
 
-std::optional<Result<Record>> parse_record(std::string_view text) {
-  if (text.empty() || text.front() != '{') return std::nullopt;
+namespace {
+constexpr std::string_view kRecordStart = R"({"crius":)";
+}  // namespace
+
+std::string_view record_line(std::string_view admin_comment) {
+  for (std::size_t at = 0; at < admin_comment.size();) {
+    std::size_t end = admin_comment.find('\n', at);
+    if (end == std::string_view::npos) end = admin_comment.size();
+    std::string_view line = admin_comment.substr(at, end - at);
+    if (line.substr(0, kRecordStart.size()) == kRecordStart) return line;
+    at = end + 1;
+  }
+  return {};
+}
+
+std::string with_record(std::string_view admin_comment, std::string_view record) {
+  std::string out;
+  for (std::size_t at = 0; at < admin_comment.size();) {
+    std::size_t end = admin_comment.find('\n', at);
+    if (end == std::string_view::npos) end = admin_comment.size();
+    std::string_view line = admin_comment.substr(at, end - at);
+    if (line.substr(0, kRecordStart.size()) != kRecordStart) {
+      out.append(line);
+      if (end < admin_comment.size()) out += '\n';
+    }
+    at = end + 1;
+  }
+  if (record.empty()) {
+    if (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+  }
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  out.append(record);
+  return out;
+}
+
+std::optional<Result<Record>> parse_record(std::string_view admin_comment) {
+  const std::string_view text = record_line(admin_comment);
+  if (text.empty()) return std::nullopt;
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("crius")) return std::nullopt;
   try {

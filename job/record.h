@@ -137,12 +137,18 @@ std::int64_t time_limit_minutes(double iterations, double iter_time_s, double fa
 // Compact JSON: {"crius":3,"request":{...},"cell":{...},"plan":{...},"estimate":{...},
 // "by":"...","top":[...],"move":{...},"history":[...]}.
 std::string to_text(const Record& r);
-// Whether an AdminComment is a crius record, by its first bytes only (for slurmctld, where
-// nothing is parsed that need not be; AdminComment is admin-only, so nothing else begins so).
-inline bool looks_like_record(std::string_view admin_comment) {
-  return admin_comment.substr(0, 9) == R"({"crius":)";
-}
-// nullopt: not a crius record (empty, not JSON, no "crius" key): not crius's job.
+// AdminComment is shared with other site tools (crius(7), THE RECORD): crius's record is the
+// line that begins {"crius": (compact JSON is one line); every other line is theirs, kept byte
+// for byte. The record line of an AdminComment, "" if it has none.
+std::string_view record_line(std::string_view admin_comment);
+// The AdminComment with crius's record replaced by `record` (placed last; "" removes it), every
+// other line as it was.
+std::string with_record(std::string_view admin_comment, std::string_view record);
+// Whether an AdminComment holds a crius record, by its lines' first bytes only (for slurmctld,
+// where nothing is parsed that need not be; AdminComment is admin-only, so nothing else
+// writes such a line).
+inline bool looks_like_record(std::string_view admin_comment) { return !record_line(admin_comment).empty(); }
+// nullopt: no crius record (empty, not JSON, no "crius" key): not crius's job.
 // An error: a crius record that does not read (another version, a bad key), naming it.
 std::optional<Result<Record>> parse_record(std::string_view admin_comment);
 

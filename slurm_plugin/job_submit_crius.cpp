@@ -362,7 +362,9 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   }
   if (!per_node->others.empty())  // the Cell's GPUs, and the job's other GRES per node
     set_str(&job_desc->tres_per_node, std::string(job_desc->tres_per_node) + "," + per_node->others);
-  set_str(&job_desc->admin_comment, crius::job::to_text(d->record));
+  // beside what a site's tools (an earlier job_submit plugin, an admin's client) put there
+  set_str(&job_desc->admin_comment, crius::job::with_record(job_desc->admin_comment ? job_desc->admin_comment : "",
+                                                            crius::job::to_text(d->record)));
   // A batch job's environment is the job's: its CRIUS_* variables are written there.  srun
   // and salloc jobs have none; srun's spank_crius gives their tasks the record's (crius(7)).
   if (job_desc->script)
@@ -463,7 +465,7 @@ std::string cell_fields_in(const job_desc_msg_t& d) {
 // Cell. Its owner changing them with `scontrol update` would leave the job running a plan for
 // other GPUs, so the update is refused; root and SlurmUser (admins, criusd) may change them,
 // and criusd then leaves the job alone as inconsistent (criusd(8)). Nothing is parsed: the
-// record is admin-only text, recognised by its first bytes.
+// record is admin-only text, recognised by the first bytes of its line.
 int modify(job_desc_msg_t* job_desc, struct job_record* job_ptr, uint32_t submit_uid, char** err_msg) {
   if (!job_desc || !job_ptr || submit_uid == 0 || submit_uid == getuid()) return SLURM_SUCCESS;
   const char* record = crius::slurm::compat::job_admin_comment(job_ptr);

@@ -92,6 +92,7 @@ Action action_for(const SlurmJob& sj) {
   a.job = sj.id;
   a.slurm_id = slurm_id(sj);
   a.cpus_per_task = sj.cpus_per_task;
+  a.admin_comment = sj.admin_comment;
   if (auto gres = split_tres(sj.tres_per_node.c_str())) a.other_gres = gres->others;
   return a;
 }

@@ -74,6 +74,7 @@ struct Action {
   std::string slurm_id;  // what Slurm's RPCs are given for this job alone (snapshot.h)
   estimator::Cell from, to;
   std::string before, after, abandon;  // records (job::to_text); "" = none for this step
+  std::string admin_comment;  // the job's, as read: the lines of other tools, kept when the record is written
   bool release = false;  // finish_move: release the hold criusd's requeue put on the job
   std::uint16_t cpus_per_task = 1;  // the job's, for the CPU count of its new Cell
   std::string other_gres;           // the job's GRES per node other than GPUs, kept on its new Cell

@@ -95,6 +95,10 @@ std::string abandoned(const std::string& abandon, const std::string& why) {
 // One action, each step in the order criusd(8) gives: a criusd killed between two steps,
 // restarted, continues from the record and ends in the same state.
 Result<void> apply(SlurmClient& slurm, const ControllerOptions& o, const Action& a) {
+  // the record, written beside the other lines of the job's AdminComment
+  auto set_record = [&](const std::string& record, bool release) {
+    return slurm.set_record(a.slurm_id, job::with_record(a.admin_comment, record), release);
+  };
   switch (a.kind) {
     case Action::Kind::update_pending:
       if (!(a.to == a.from) || a.nodes || a.time_limit_min > 0) {
@@ -106,37 +110,37 @@ Result<void> apply(SlurmClient& slurm, const ControllerOptions& o, const Action&
         }
         step_done("update");
       }
-      return slurm.set_record(a.slurm_id, a.after, false);
+      return set_record(a.after, false);
     case Action::Kind::checkpoint:
-      if (auto r = slurm.set_record(a.slurm_id, a.before, false); !r) return r;
+      if (auto r = set_record(a.before, false); !r) return r;
       step_done("record");
       if (auto r = slurm.signal(a.slurm_id, o.checkpoint_signal); !r) {
-        (void)slurm.set_record(a.slurm_id, a.abandon, false);
+        (void)set_record(a.abandon, false);
         return r;
       }
       step_done("signal");
-      return slurm.set_record(a.slurm_id, a.after, false);
+      return set_record(a.after, false);
     case Action::Kind::requeue:
       if (!a.before.empty()) {  // empty for a job that already ended: Slurm keeps its record as is
-        if (auto r = slurm.set_record(a.slurm_id, a.before, false); !r) return r;
+        if (auto r = set_record(a.before, false); !r) return r;
         step_done("record");
       }
       if (auto r = slurm.requeue_held(a.slurm_id); !r) {
-        (void)slurm.set_record(a.slurm_id, abandoned(a.abandon, r.error()), false);
+        (void)set_record(abandoned(a.abandon, r.error()), false);
         return make_error(r.error() + "; the move is dropped and the job stays where it runs");
       }
       step_done("requeue");
-      return slurm.set_record(a.slurm_id, a.after, false);
+      return set_record(a.after, false);
     case Action::Kind::finish_move:
       if (auto r = slurm.update_cell(a.slurm_id, a.to, a.cpus_per_task, a.other_gres, true, a.nodes ? &*a.nodes : nullptr,
                                      a.time_limit_min);
           !r) {
         (void)slurm.update_cell(a.slurm_id, a.from, a.cpus_per_task, a.other_gres, true);
-        (void)slurm.set_record(a.slurm_id, a.abandon, a.release);  // it runs again, in its old Cell
+        (void)set_record(a.abandon, a.release);  // it runs again, in its old Cell
         return make_error(r.error() + "; it stays in its old Cell");
       }
       step_done("update");
-      return slurm.set_record(a.slurm_id, a.after, a.release);
+      return set_record(a.after, a.release);
   }
   return {};
 }

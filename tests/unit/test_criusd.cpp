@@ -152,6 +152,23 @@ BOOST_AUTO_TEST_CASE(record_round_trip) {
   BOOST_TEST(!job::looks_like_record("crius"));
   BOOST_TEST(job::to_text(moved).find("\"runtime\":\"alpa\"") != std::string::npos);
 
+  // AdminComment shared with other tools: the record is its own line; theirs stay byte for byte.
+  const std::string text = job::to_text(moved);
+  BOOST_TEST(text.find('\n') == std::string::npos);
+  BOOST_TEST(job::with_record("", text) == text);
+  const std::string shared = job::with_record("JS1:H4sIAAAA==", text);
+  BOOST_TEST(shared == "JS1:H4sIAAAA==\n" + text);
+  BOOST_TEST(job::looks_like_record(shared));
+  auto from_shared = job::parse_record(shared);
+  BOOST_TEST_REQUIRE((from_shared && from_shared->ok()));
+  BOOST_TEST((from_shared->value() == moved));
+  const std::string renewed = job::with_record("site: a\n" + text + "\nsite: b", job::to_text(rec));
+  BOOST_TEST(renewed == "site: a\nsite: b\n" + job::to_text(rec));
+  BOOST_TEST(job::with_record(renewed, "") == "site: a\nsite: b");
+  BOOST_TEST(job::with_record(text + "\n" + text, text) == text);  // one record line, always
+  BOOST_TEST(!job::looks_like_record("site: a\n x{\"crius\":1}"));
+  BOOST_TEST(!job::parse_record("JS1:H4sIAAAA==").has_value());
+
   // The history of moves: kept, the last 16, with the user's text made printable and bounded.
   job::Record history = rec;
   for (int k = 0; k < 20; ++k) {
