@@ -48,6 +48,9 @@ grep -qx 'User=slurm' "$unit" && grep -qx 'NoNewPrivileges=yes' "$unit" &&
 # systemctl stop drains criusd: no move is left half done
 grep -qx 'ExecStop=/usr/sbin/criusd --drain 300 --lock /run/criusd/criusd.lock' "$unit" ||
   { echo "criusd.service does not drain criusd on stop: $(grep ExecStop "$unit")"; fail=1; }
+# ProtectSystem=strict, but the metrics file criusd(8) suggests can be written
+grep -qx 'ProtectSystem=strict' "$unit" && grep -qx 'ReadWritePaths=-/var/lib/prometheus/node-exporter' "$unit" ||
+  { echo "criusd.service cannot write the metrics file where criusd(8) suggests it"; fail=1; }
 
 # The site's files (crius.toml, gpus.toml, models.toml) are conffiles: an upgrade replaces one
 # only where the site left it as the last release shipped it; an edited one is kept and this
