@@ -468,13 +468,17 @@ std::string cell_fields_in(const job_desc_msg_t& d) {
 // record is admin-only text, recognised by the first bytes of its line.
 int modify(job_desc_msg_t* job_desc, struct job_record* job_ptr, uint32_t submit_uid, char** err_msg) {
   if (!job_desc || !job_ptr || submit_uid == 0 || submit_uid == getuid()) return SLURM_SUCCESS;
-  const char* record = crius::slurm::compat::job_admin_comment(job_ptr);
-  if (!record || !crius::job::looks_like_record(record)) return SLURM_SUCCESS;
+  const crius::slurm::compat::AdminCommentRead record = crius::slurm::compat::job_admin_comment(job_ptr);
+  if (record.known && (!record.text || !crius::job::looks_like_record(record.text))) return SLURM_SUCCESS;
   const std::string fields = cell_fields_in(*job_desc);
   if (fields.empty()) return SLURM_SUCCESS;
-  const std::string why = fields + (fields.find(',') == std::string::npos ? " is" : " are") +
-                          " part of the job's crius Cell: resubmit with the --crius-* options you need "
-                          "(--crius-cell, --crius-max-gpus, -p), or ask an administrator";
+  const std::string why =
+      record.known ? fields + (fields.find(',') == std::string::npos ? " is" : " are") +
+                         " part of the job's crius Cell: resubmit with the --crius-* options you need "
+                         "(--crius-cell, --crius-max-gpus, -p), or ask an administrator"
+                   : fields + ": job_submit/crius cannot read this Slurm release's job record to tell whether "
+                              "the job is a crius job, so users may not change it; ask an administrator "
+                              "(job_submit_crius(8), Updates of a crius job)";
   slurm_info("job_submit/crius: refused an update by uid %u of a crius job: %s", submit_uid, why.c_str());
   if (g_state) ++g_state->counters.updates_refused;
   maybe_write_metrics();

@@ -76,10 +76,18 @@ struct JobRecordHead {
 };
 inline constexpr std::uint32_t kJobMagic = 0xf0b7392c;  // JOB_MAGIC, the same files
 
-// The job's AdminComment, or null when the record is not a job record (its magic differs).
-inline const char* job_admin_comment(const void* job_record) {
+// A job's AdminComment as job_modify reads it: `known` false when the record's head is not the
+// one above (its magic differs: a later release moved the fields, as job_record_t is private).
+// Then crius cannot tell a crius job from another, and job_modify refuses every Cell edit by a
+// user (it fails closed, and says why) rather than let a crius job's Cell change unseen.
+struct AdminCommentRead {
+  bool known = false;
+  const char* text = nullptr;
+};
+inline AdminCommentRead job_admin_comment(const void* job_record) {
   const auto* head = static_cast<const JobRecordHead*>(job_record);
-  return head && head->magic == kJobMagic ? head->admin_comment : nullptr;
+  if (!head || head->magic != kJobMagic) return {};
+  return {true, head->admin_comment};
 }
 
 }  // namespace crius::slurm::compat

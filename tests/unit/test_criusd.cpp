@@ -1009,6 +1009,23 @@ BOOST_FIXTURE_TEST_CASE(reserved_nodes_are_not_free, Fixture) {
   BOOST_TEST(round->jobs.back().considered == "no: in reservation mine (Slurm places it there)");
 }
 
+// job_modify reads the AdminComment from slurmctld's private job record only where its head is
+// the one crius knows (22.05 to 25.05); any other head (a later release that moved the fields)
+// reads as unknown, and job_modify then refuses users' Cell edits (fails closed).
+BOOST_AUTO_TEST_CASE(a_job_record_head_crius_does_not_know_reads_as_unknown) {
+  char comment[] = "{\"crius\":3}";
+  slurm::compat::JobRecordHead known{slurm::compat::kJobMagic, nullptr, comment};
+  auto read = slurm::compat::job_admin_comment(&known);
+  BOOST_TEST(read.known);
+  BOOST_TEST(read.text == comment);
+  // 25.11-like: another field first (a step id), the magic elsewhere
+  struct { std::uint32_t job_id, step_id; char* account; char* admin_comment; } moved{42, 0, nullptr, comment};
+  read = slurm::compat::job_admin_comment(&moved);
+  BOOST_TEST(!read.known);
+  BOOST_TEST(read.text == nullptr);
+  BOOST_TEST(!slurm::compat::job_admin_comment(nullptr).known);
+}
+
 // A reservation ahead on the nodes of a Cell (maintenance in 2 hours) keeps a job out of it when
 // its time limit there would cross the reservation, as Slurm's own scheduler would; a job that
 // ends before it may go.
