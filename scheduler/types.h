@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -118,6 +119,9 @@ struct Job {
   // every partition, any size); and the most nodes of any allocation (0: any).
   std::vector<int> partition_max_nodes;
   int max_nodes = 0;
+  // The most GPUs of a type it may hold (criusd: the per-type limits of its QOS and association,
+  // gres/gpu:TYPE); a type absent: no such bound.
+  std::map<std::string, int> max_gpus_of_type;
   JobKind kind = JobKind::movable;
   // Dynamic state, owned by the driver.
   JobState state = JobState::pending;

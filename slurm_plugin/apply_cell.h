@@ -27,9 +27,10 @@ template <typename SetString>
 void apply_cell(job_desc_msg_t* d, const estimator::Cell& c, std::uint16_t cpus_per_task, SetString&& set) {
   if (cpus_per_task < 1) cpus_per_task = 1;
   set(&d->partition, c.partition);
-  // Untyped GPUs plus a node feature naming the type: Slurm 22.05 cannot change a pending
-  // job's typed GRES, but it can change its features, so criusd can move it to another type.
-  set(&d->tres_per_node, compat::gpus_per_node_tres(c.gpus_per_node));
+  // Typed GPUs where Slurm can change a pending job's type (compat::cell_gpus_tres); on 22.05
+  // untyped ones: there the node feature naming the type is what lets criusd move a pending job
+  // to another type. The feature is set on every release (sites configure it; a Cell's nodes).
+  set(&d->tres_per_node, compat::cell_gpus_tres(c.gpu, c.gpus_per_node));
   set(&d->features, c.gpu);
   d->min_nodes = d->max_nodes = static_cast<std::uint32_t>(c.nodes);
   d->num_tasks = static_cast<std::uint32_t>(c.gpus());

@@ -33,7 +33,7 @@ struct Binding {
 };
 Binding binding(const FreeGpus& f, const std::string& partition, const Submitter& who) {
   Binding b;
-  auto [from, to] = std::equal_range(f.assoc_limits.begin(), f.assoc_limits.end(), AssocLimit{who.uid, {}, {}, {}, {}},
+  auto [from, to] = std::equal_range(f.assoc_limits.begin(), f.assoc_limits.end(), AssocLimit{who.uid, {}, {}, {}, {}, {}},
                                      [](const AssocLimit& x, const AssocLimit& y) { return x.uid < y.uid; });
   for (auto a = from; a != to; ++a)
     if (a->account == who.account && (a->partition == partition || (a->partition.empty() && !b.assoc))) b.assoc = &*a;
@@ -106,6 +106,13 @@ std::string FreeGpus::refusal(const std::string& partition, const Submitter& who
   return "";
 }
 
+bool FreeGpus::typed_room(const std::string& partition, const Submitter& who, const std::string& gpu, int gpus) const {
+  const Binding b = binding(*this, partition, who);
+  if (!b.assoc) return true;
+  auto it = b.assoc->typed_left.find(gpu);
+  return it == b.assoc->typed_left.end() || gpus <= it->second;
+}
+
 std::int64_t FreeGpus::longest_time_limit_s(const std::string& partition, const Submitter& who) const {
   std::int64_t limit = 0;
   auto shorter = [&](std::int64_t l) {
@@ -136,7 +143,7 @@ int FreeGpus::free_gpus(const std::string& partition) const {
 std::string to_text(const FreeGpus& f) {
   std::ostringstream o;
   o << "# the GPUs criusd's policy left free, per node, and who each partition lets in (criusd(8))\n";
-  o << "crius-free-gpus 4\n";
+  o << "crius-free-gpus 5\n";
   o << "time " << f.time << "\n";
   o << "interval_s " << util::fmt(f.interval_s, 9) << "\n";
   o << "waiting " << f.waiting << "\n";
@@ -159,10 +166,13 @@ std::string to_text(const FreeGpus& f) {
   for (const auto& [uid, account] : f.default_accounts) o << "account " << uid << ' ' << account << "\n";
   for (const auto& [name, l] : f.qos_limits)
     o << "qos " << name << " gpus=" << l.gpus << " nodes=" << l.nodes << " wall_s=" << l.wall_s << "\n";
-  for (const AssocLimit& a : f.assoc_limits)
+  for (const AssocLimit& a : f.assoc_limits) {
     o << "assoc " << a.uid << ' ' << a.account << ' ' << (a.partition.empty() ? "-" : a.partition) << " gpus=" << a.limit.gpus
       << " nodes=" << a.limit.nodes << " default_qos=" << (a.default_qos.empty() ? "-" : a.default_qos)
-      << " wall_s=" << a.limit.wall_s << "\n";
+      << " wall_s=" << a.limit.wall_s;
+    for (const auto& [type, left] : a.typed_left) o << " left:" << type << '=' << left;
+    o << "\n";
+  }
   return o.str();
 }
 
@@ -185,8 +195,8 @@ Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& sourc
     if (line.empty() || line.front() == '#') continue;
     std::vector<std::string> words = util::split(line, ' ', true);
     if (!header) {
-      if (words.size() != 2 || words[0] != "crius-free-gpus" || words[1].size() != 1 || words[1][0] < '1' || words[1][0] > '4')
-        return bad("not a crius free-GPU report (expected \"crius-free-gpus 4\")");
+      if (words.size() != 2 || words[0] != "crius-free-gpus" || words[1].size() != 1 || words[1][0] < '1' || words[1][0] > '5')
+        return bad("not a crius free-GPU report (expected \"crius-free-gpus 5\")");
       header = true;
     } else if (words[0] == "time" && words.size() == 2) {
       auto v = util::to_int(words[1]);
@@ -280,7 +290,7 @@ Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& sourc
         return bad("more than " + std::to_string(kMaxAccessNames) + " names and ids");
       f.default_accounts.emplace_back(static_cast<std::uint32_t>(*uid), words[2]);
     } else if ((words[0] == "qos" && (words.size() == 4 || words.size() == 5)) ||
-               (words[0] == "assoc" && (words.size() == 7 || words.size() == 8))) {
+               (words[0] == "assoc" && words.size() >= 7 && words.size() <= 8 + kMaxTypedLeft)) {
       if (++access_names > kMaxAccessNames)
         return bad("more than " + std::to_string(kMaxAccessNames) + " names and ids");
       const bool is_qos = words[0] == "qos";
@@ -299,10 +309,22 @@ Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& sourc
         if (words[i].size() > 72) return bad(words[0] + ": a name longer than 64 characters");
       // "wall_s=N" last (report version 4): the longest time limit, -1 (none) or seconds
       std::int64_t wall_s = -1;
-      if (words.size() == (is_qos ? 5u : 8u)) {
-        auto w = count(words.back(), "wall_s");
-        if (!w) return bad(words[0] + ": expected wall_s=N, got " + util::shown(words.back()));
+      if (words.size() >= (is_qos ? 5u : 8u)) {
+        const std::string& w_word = words[is_qos ? 4 : 7];
+        auto w = count(w_word, "wall_s");
+        if (!w) return bad(words[0] + ": expected wall_s=N, got " + util::shown(w_word));
         wall_s = *w;
+      }
+      // "left:TYPE=N" after it (assoc, report version 5): GPUs of TYPE the group may still hold
+      std::map<std::string, std::int64_t> typed_left;
+      for (std::size_t i = 8; !is_qos && i < words.size(); ++i) {
+        const std::size_t eq = words[i].find('=');
+        if (words[i].rfind("left:", 0) != 0 || eq == std::string::npos || eq <= 5)
+          return bad("assoc: expected left:TYPE=N, got " + util::shown(words[i]));
+        auto v = util::to_int(words[i].substr(eq + 1));
+        if (!v || *v < 0 || *v > (std::int64_t{1} << 40))
+          return bad("assoc: expected left:TYPE=N, got " + util::shown(words[i]));
+        typed_left[words[i].substr(5, eq - 5)] = *v;
       }
       if (is_qos) {
         f.qos_limits.emplace_back(words[1], JobLimit{*g, *n, wall_s});
@@ -316,13 +338,14 @@ Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& sourc
         a.partition = words[3] == "-" ? "" : words[3];
         a.limit = {*g, *n, wall_s};
         a.default_qos = words[6].substr(12) == "-" ? "" : words[6].substr(12);
+        a.typed_left = std::move(typed_left);
         f.assoc_limits.push_back(std::move(a));
       }
     } else {
       return bad("unknown line " + util::shown(line));
     }
   }
-  if (!header) return make_error(source + ": empty (expected \"crius-free-gpus 4\")");
+  if (!header) return make_error(source + ": empty (expected \"crius-free-gpus 5\")");
   if (!have_time || !have_interval) return make_error(source + ": no time or interval_s line");
   std::stable_sort(f.default_accounts.begin(), f.default_accounts.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,6 +47,9 @@ struct AssocLimit {
   std::string account, partition;  // partition "": the association of every partition
   JobLimit limit;
   std::string default_qos;         // "": none
+  // GPUs of each type the association and its parents may still hold (GrpTRES gres/gpu:TYPE less
+  // what is in use; report version 5): a type absent is not bounded.
+  std::map<std::string, std::int64_t> typed_left;
   bool operator==(const AssocLimit&) const = default;
 };
 
@@ -92,6 +96,9 @@ struct FreeGpus {
   // per-job limits of its association and QOS), "" if they may (or nothing is known).
   // `who.account` "" is not looked up here: default_account() it first.
   std::string refusal(const std::string& partition, const Submitter& who, int nodes, int gpus) const;
+  // Whether `who` may hold `gpus` more GPUs of type `gpu` under its association's per-type
+  // group limits as criusd last counted them (true when nothing is known).
+  bool typed_room(const std::string& partition, const Submitter& who, const std::string& gpu, int gpus) const;
 };
 
 // [job_submit] free_gpus_file: where criusd writes and job_submit reads.
@@ -101,6 +108,7 @@ inline constexpr const char* kDefaultFreeGpusFile = "/run/criusd/free-gpus";
 std::optional<std::string> free_gpus_file_override();
 inline constexpr std::size_t kMaxFreeGpusBytes = 1 << 20;  // 1 MiB
 inline constexpr int kMaxFreeGpusPartitions = 1024, kMaxFreeGpusNodes = 100'000;
+inline constexpr std::size_t kMaxTypedLeft = 16;  // GPU types an assoc line may bound
 inline constexpr int kMaxAccessNames = 100'000;  // names and ids in all access lines together
 
 std::string to_text(const FreeGpus& f);

@@ -38,6 +38,18 @@ inline std::string gpus_per_node_tres(int gpus_per_node) {
 #endif
 }
 
+// A crius job's GPUs per node: typed ("gres/gpu:a100:8") where Slurm can change a pending job's
+// GPU type (23.11 and later; criusd moves pending jobs between types), so QOS and association
+// limits on gres/gpu:TYPE, and accounting and fairshare by type, see the job as any other; 22.05
+// cannot, so its request is untyped and the type a node feature (criusd counts the per-type
+// limits itself there: criusd(8), SLURM'S RULES). The type is the Cell's GPU id, which must be
+// the GRES type of gres.conf (job_submit_crius(8)).
+inline constexpr bool kTypedGpuRequest = SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0);
+inline std::string cell_gpus_tres(const std::string& gpu, int gpus_per_node) {
+  if constexpr (kTypedGpuRequest) return "gres/gpu:" + gpu + ":" + std::to_string(gpus_per_node);
+  return gpus_per_node_tres(gpus_per_node);
+}
+
 inline const char* job_reason_name(uint32_t reason) {
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 5, 0)
   return slurm_job_state_reason_string(static_cast<enum job_state_reason>(reason));

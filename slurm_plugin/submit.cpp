@@ -472,6 +472,15 @@ Result<Decision> DecisionCache::decide(const JobRequest& req, const Loaded& conf
   });
   if (mine.cells.empty())
     return rejected(Reject::no_partition, "no Cell of a partition Slurm lets this job into: " + util::join(why, "; "));
+  // Per-type group limits (GrpTRES gres/gpu:TYPE): Cells within what the job's association may
+  // still hold, where any is; otherwise the job waits as Slurm has it (on 22.05, whose untyped
+  // request Slurm does not check against them, it may start over them: criusd(8)).
+  if (std::any_of(mine.cells.begin(), mine.cells.end(), [&](const est::Estimate& e) {
+        return free->typed_room(e.cell.partition, me, e.cell.gpu, e.cell.gpus());
+      }))
+    std::erase_if(mine.cells, [&](const est::Estimate& e) {
+      return !free->typed_room(e.cell.partition, me, e.cell.gpu, e.cell.gpus());
+    });
   return refuse_missed_deadline(choose(req, conf, mine, free), conf);
 }
 

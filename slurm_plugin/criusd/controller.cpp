@@ -702,10 +702,15 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     // limits leave it (other jobs may take that too: the round's changes are counted below).
     {
       GpusNodes cap = per_job_limit(snap, sj);
-      const GpusNodes holding = running ? GpusNodes{rec.cell.gpus(), rec.cell.nodes} : GpusNodes{0, 0};
+      const GpusNodes holding = running ? GpusNodes{rec.cell.gpus(), rec.cell.nodes, {{rec.cell.gpu, rec.cell.gpus()}}}
+                                        : GpusNodes{0, 0, {}};
       const GpusNodes left = group_headroom.most(sj, holding);
       auto tighter = [](std::int64_t a, std::int64_t b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); };
-      cap = {tighter(cap.gpus, left.gpus), tighter(cap.nodes, left.nodes)};
+      std::map<std::string, std::int64_t> typed = cap.typed;
+      for (const auto& [type, n] : left.typed) typed[type] = typed.count(type) ? tighter(typed[type], n) : n;
+      cap = {tighter(cap.gpus, left.gpus), tighter(cap.nodes, left.nodes), typed};
+      for (const auto& [type, n] : cap.typed)
+        if (n >= 0) job.max_gpus_of_type[type] = static_cast<int>(n);
       if (cap.gpus >= 0) job.max_gpus = job.max_gpus > 0 ? std::min<int>(job.max_gpus, static_cast<int>(cap.gpus))
                                                         : static_cast<int>(std::max<std::int64_t>(cap.gpus, 0));
       if (cap.nodes >= 0) job.max_nodes = static_cast<int>(std::max<std::int64_t>(cap.nodes, 0));
@@ -887,7 +892,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   {
     GroupLimits group(snap);
     auto count = [](const sch::Allocation& a) {
-      return a.empty() ? GpusNodes{0, 0} : GpusNodes{a.shape.gpus(), a.shape.nodes};
+      return a.empty() ? GpusNodes{0, 0, {}} : GpusNodes{a.shape.gpus(), a.shape.nodes, {{a.shape.gpu, a.shape.gpus()}}};
     };
     std::vector<sch::Decision> kept;
     for (auto& d : decisions) {

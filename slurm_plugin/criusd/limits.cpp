@@ -13,6 +13,12 @@ bool listed(const std::vector<std::string>& list, const std::string& name) {
 }
 
 // The smaller of two limits, -1 being none.
+// GPUs of `type` in a count (0 where absent).
+std::int64_t typed_of(const GpusNodes& g, const std::string& type) {
+  auto it = g.typed.find(type);
+  return it == g.typed.end() ? 0 : std::max<std::int64_t>(0, it->second);
+}
+
 std::int64_t tighter(std::int64_t a, std::int64_t b) {
   if (a < 0) return b;
   if (b < 0) return a;
@@ -84,20 +90,22 @@ std::int64_t longest_time_limit_s(const Snapshot& s, const SlurmJob& job, const 
 GpusNodes per_job_limit(const Snapshot& s, const SlurmJob& job) {
   GpusNodes limit;
   if (!s.enforce_limits) return limit;
-  for (const SlurmQos& q : s.qos)
-    if (q.name == job.qos) {
-      limit.gpus = tighter(limit.gpus, q.max_per_job.gpus);
-      limit.nodes = tighter(limit.nodes, q.max_per_job.nodes);
+  auto bound = [&](const GpusNodes& by) {
+    limit.gpus = tighter(limit.gpus, by.gpus);
+    limit.nodes = tighter(limit.nodes, by.nodes);
+    for (const auto& [type, n] : by.typed) {
+      auto [at, added] = limit.typed.try_emplace(type, n);
+      if (!added) at->second = tighter(at->second, n);
     }
+  };
+  for (const SlurmQos& q : s.qos)
+    if (q.name == job.qos) bound(q.max_per_job);
   auto find = [&](std::uint32_t id) -> const SlurmAssoc* {
     for (const SlurmAssoc& a : s.assocs)
       if (id != 0 && a.id == id) return &a;
     return nullptr;
   };
-  for (const SlurmAssoc* a : chain(job.assoc_id, find)) {
-    limit.gpus = tighter(limit.gpus, a->max_per_job.gpus);
-    limit.nodes = tighter(limit.nodes, a->max_per_job.nodes);
-  }
+  for (const SlurmAssoc* a : chain(job.assoc_id, find)) bound(a->max_per_job);
   return limit;
 }
 
@@ -118,17 +126,23 @@ void publish_job_limits(const Snapshot& s, FreeGpus& report) {
   for (const SlurmAssoc& a : s.assocs) {
     if (a.user.empty()) continue;
     JobLimit limit;
+    std::map<std::string, std::int64_t> typed_left;  // per-type group headroom, along the chain
     std::uint32_t default_qos = 0;
     for (const SlurmAssoc* c : chain(a.id, find)) {
       limit.gpus = tighter(limit.gpus, c->max_per_job.gpus);
       limit.nodes = tighter(limit.nodes, c->max_per_job.nodes);
       if (c->max_wall_s > 0) limit.wall_s = tighter(limit.wall_s, c->max_wall_s);
       if (!default_qos) default_qos = c->default_qos_id;  // inherited from the nearest that sets one
+      for (const auto& [type, n] : c->grp.typed) {
+        const std::int64_t left = std::max<std::int64_t>(0, n - typed_of(c->used, type));
+        auto [at, added] = typed_left.try_emplace(type, left);
+        if (!added) at->second = std::min(at->second, left);
+      }
     }
     const SlurmQos* q = default_qos ? qos_by_id[default_qos] : nullptr;
     const bool qos_bounds = q && (q->max_per_job.gpus >= 0 || q->max_per_job.nodes >= 0 || q->max_wall_s > 0);
-    if (limit.gpus < 0 && limit.nodes < 0 && limit.wall_s < 0 && !qos_bounds) continue;
-    report.assoc_limits.push_back({a.uid, a.account, a.partition, limit, q ? q->name : ""});
+    if (limit.gpus < 0 && limit.nodes < 0 && limit.wall_s < 0 && !qos_bounds && typed_left.empty()) continue;
+    report.assoc_limits.push_back({a.uid, a.account, a.partition, limit, q ? q->name : "", typed_left});
   }
   std::stable_sort(report.assoc_limits.begin(), report.assoc_limits.end(),
                    [](const AssocLimit& x, const AssocLimit& y) { return x.uid < y.uid; });
@@ -143,7 +157,7 @@ GroupLimits::GroupLimits(const Snapshot& s) : m_enforced(s.enforce_limits) {
   }
   for (const SlurmQos& q : s.qos) {
     m_counters["qos/" + q.name] = {"GrpTRES of QOS " + q.name, q.grp, q.used};
-    if (q.max_per_user.gpus < 0 && q.max_per_user.nodes < 0) continue;
+    if (q.max_per_user.gpus < 0 && q.max_per_user.nodes < 0 && q.max_per_user.typed.empty()) continue;
     m_per_user[q.name] = q.max_per_user;
     for (const auto& [user, used] : q.used_by_user)
       m_counters["qos/" + q.name + "/" + user] = {"MaxTRESPerUser of QOS " + q.name + " for user " + user,
@@ -161,7 +175,7 @@ std::vector<GroupLimits::Counter*> GroupLimits::counters_of(const SlurmJob& job)
   if (auto it = m_counters.find("qos/" + job.qos); it != m_counters.end()) out.push_back(&it->second);
   if (auto it = m_per_user.find(job.qos); it != m_per_user.end()) {
     auto [user, added] = m_counters.try_emplace("qos/" + job.qos + "/" + job.user);
-    if (added) user->second = {"MaxTRESPerUser of QOS " + job.qos + " for user " + job.user, it->second, {0, 0}};
+    if (added) user->second = {"MaxTRESPerUser of QOS " + job.qos + " for user " + job.user, it->second, {0, 0, {}}};
     out.push_back(&user->second);
   }
   return out;
@@ -176,6 +190,11 @@ GpusNodes GroupLimits::most(const SlurmJob& job, GpusNodes holding) {
     };
     out.gpus = tighter(out.gpus, left(c->limit.gpus, c->used.gpus, holding.gpus));
     out.nodes = tighter(out.nodes, left(c->limit.nodes, c->used.nodes, holding.nodes));
+    for (const auto& [type, limit] : c->limit.typed) {
+      const std::int64_t most = left(limit, typed_of(c->used, type), typed_of(holding, type));
+      auto [at, added] = out.typed.try_emplace(type, most);
+      if (!added) at->second = tighter(at->second, most);
+    }
   }
   return out;
 }
@@ -193,10 +212,19 @@ std::string GroupLimits::change(const SlurmJob& job, GpusNodes from, GpusNodes t
     if (nodes > 0 && c->limit.nodes >= 0 && used_nodes + nodes > c->limit.nodes)
       return "its nodes would be over the " + c->name + " (node=" + std::to_string(c->limit.nodes) + ", " +
              std::to_string(used_nodes) + " in use)";
+    // Per type (gres/gpu:a100=8): Slurm 22.05 does not check them for crius's untyped request.
+    for (const auto& [type, limit] : c->limit.typed) {
+      const std::int64_t more = typed_of(to, type) - typed_of(from, type), used = typed_of(c->used, type);
+      if (more > 0 && used + more > limit)
+        return "its " + type + " GPUs would be over the " + c->name + " (gres/gpu:" + type + "=" +
+               std::to_string(limit) + ", " + std::to_string(used) + " in use)";
+    }
   }
   for (Counter* c : counters) {
     c->used.gpus = std::max<std::int64_t>(0, c->used.gpus) + gpus;
     c->used.nodes = std::max<std::int64_t>(0, c->used.nodes) + nodes;
+    for (const auto& [type, n] : to.typed) c->used.typed[type] = typed_of(c->used, type) + n;
+    for (const auto& [type, n] : from.typed) c->used.typed[type] = typed_of(c->used, type) - n;
   }
   return "";
 }

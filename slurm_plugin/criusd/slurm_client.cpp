@@ -64,6 +64,7 @@ std::vector<std::string> name_list(const char* s) {
 // nodes; INFINITE64 and NO_VAL64 are no limit (-1).
 struct TresPositions {
   int gpu = -1, node = -1;
+  std::map<std::string, int> typed;  // gres/gpu:TYPE, by type
   GpusNodes of(const uint64_t* values) const {
     GpusNodes out;
     auto one = [&](int i) -> std::int64_t {
@@ -72,6 +73,8 @@ struct TresPositions {
     };
     out.gpus = one(gpu);
     out.nodes = one(node);
+    for (const auto& [type, i] : typed)
+      if (std::int64_t v = one(i); v >= 0) out.typed[type] = v;
     return out;
   }
 };
@@ -93,6 +96,7 @@ void read_limits(Snapshot& snap, const std::function<std::string(uint32_t)>& use
     if (!msg->tres_names[i]) continue;
     if (std::strcmp(msg->tres_names[i], "gres/gpu") == 0) pos.gpu = static_cast<int>(i);
     if (std::strcmp(msg->tres_names[i], "node") == 0) pos.node = static_cast<int>(i);
+    if (std::strncmp(msg->tres_names[i], "gres/gpu:", 9) == 0) pos.typed[msg->tres_names[i] + 9] = static_cast<int>(i);
   }
   if (msg->assoc_list) {
     auto* it = slurm_list_iterator_create(msg->assoc_list);

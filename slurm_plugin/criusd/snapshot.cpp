@@ -8,14 +8,20 @@ namespace crius::slurm {
 
 namespace {
 
-nlohmann::json gn_json(const GpusNodes& g) { return {{"gpus", g.gpus}, {"nodes", g.nodes}}; }
-GpusNodes gn_from(const nlohmann::json& j, const char* key) {
+nlohmann::json gn_json(const GpusNodes& g) {
+  nlohmann::json j = {{"gpus", g.gpus}, {"nodes", g.nodes}};
+  if (!g.typed.empty()) j["typed"] = g.typed;
+  return j;
+}
+GpusNodes gn_value(const nlohmann::json& v, std::int64_t absent) {
   GpusNodes g;
-  if (!j.contains(key)) return g;
-  const auto& v = j.at(key);
-  g.gpus = v.value("gpus", std::int64_t{-1});
-  g.nodes = v.value("nodes", std::int64_t{-1});
+  g.gpus = v.value("gpus", absent);
+  g.nodes = v.value("nodes", absent);
+  g.typed = v.value("typed", std::map<std::string, std::int64_t>{});
   return g;
+}
+GpusNodes gn_from(const nlohmann::json& j, const char* key) {
+  return j.contains(key) ? gn_value(j.at(key), -1) : GpusNodes{};
 }
 
 }  // namespace
@@ -168,7 +174,7 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& 
       qos.used = gn_from(q, "used");
       qos.max_wall_s = q.value("max_wall_s", std::int64_t{-1});
       for (const auto& [user, used] : q.value("used_by_user", nlohmann::json::object()).items())
-        qos.used_by_user[user] = {used.value("gpus", std::int64_t{0}), used.value("nodes", std::int64_t{0})};
+        qos.used_by_user[user] = gn_value(used, 0);
       s.qos.push_back(std::move(qos));
     }
     for (const auto& [uid, account] : j.value("default_accounts", nlohmann::json::object()).items())

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -28,7 +29,12 @@ struct SlurmNode {
 
 // GPUs and nodes: a limit (-1: none) or a count in use.
 struct GpusNodes {
+  GpusNodes() = default;
+  GpusNodes(std::int64_t g, std::int64_t n, std::map<std::string, std::int64_t> t = {})
+      : gpus(g), nodes(n), typed(std::move(t)) {}
   std::int64_t gpus = -1, nodes = -1;
+  // GPUs of each type (gres/gpu:TYPE, by the type): a limit, or what is in use; absent: none.
+  std::map<std::string, std::int64_t> typed;
   bool operator==(const GpusNodes&) const = default;
 };
 

@@ -25,6 +25,12 @@ tres_gpu() {
   local v; v=$(slurmctld -V 2>/dev/null | awk '{print $2}')
   if printf '%s\n' 23.11 "$v" | sort -V -C; then echo "gres/gpu:$1"; else echo "gres:gpu:$1"; fi
 }
+# crius_tres TYPE N: a crius job's TresPerNode for N GPUs of TYPE per node: typed from 23.11,
+# untyped before (job_submit_crius(8))
+crius_tres() {
+  local v; v=$(slurmctld -V 2>/dev/null | awk '{print $2}')
+  if printf '%s\n' 23.11 "$v" | sort -V -C; then echo "gres/gpu:$1:$2"; else echo "gres:gpu:$2"; fi
+}
 plugin_lab_run() {
   local spec=$1 conf=$2 inner=$3; shift 3
   "$TOP/scripts/crius-lab" run --dir "$TEST_TMP/lab" --nodes "$spec" --plugins "$B/plugins" \

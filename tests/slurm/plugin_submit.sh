@@ -28,7 +28,7 @@ check_job() {
   grep -q "^node=$gpu-[0-9]* part=$gpu nodes=$n ntasks=$((n * g)) gpus=$(seq -s, 0 $((g - 1)))\$" "$out" ||
     fail "job $id: allocation does not match CRIUS_CELL=$cell: $(head -n1 "$out")"
   [ "$(job_field "$id" Features)" = "$gpu" ] || fail "job $id: Features=$(job_field "$id" Features), want $gpu"
-  [ "$(job_field "$id" TresPerNode)" = "$(tres_gpu "$g")" ] || fail "job $id: TresPerNode=$(job_field "$id" TresPerNode)"
+  [ "$(job_field "$id" TresPerNode)" = "$(crius_tres "$gpu" "$g")" ] || fail "job $id: TresPerNode=$(job_field "$id" TresPerNode)"
   scontrol show job "$id" |
     grep -qF "\"cell\":{\"gpu\":\"$gpu\",\"gpus_per_node\":$g,\"nodes\":$n,\"partition\":\"$gpu\",\"stages\":$s}" ||
     fail "job $id: AdminComment does not record $cell: $(scontrol show job "$id" | grep AdminComment)"

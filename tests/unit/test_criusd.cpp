@@ -1567,6 +1567,36 @@ BOOST_FIXTURE_TEST_CASE(qos_and_association_limits, Fixture) {
   bool said = false;
   for (const auto& n : round->notes) said = said || n.find("GrpTRES of account lab (gres/gpu=12") != std::string::npos;
   BOOST_TEST(said, "no note of the dropped change: " << round->notes.size() << " notes, " << round->actions.size() << " actions");
+  // Per GPU type: account lab may hold 8 a100 GPUs (GrpTRES=gres/gpu:a100=8), 2 in use (the
+  // job's): it grows to 8 a100, not to the control's 16; other jobs of the account holding 4
+  // more a100, to 4. A limit on another type bounds nothing here.
+  s = snapshot();
+  s.assocs[1].grp = GpusNodes(-1, -1, {{"a100", 8}});
+  s.assocs[1].used = GpusNodes(2, 1, {{"a100", 2}});
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST_REQUIRE(round->actions.size() == 1u);
+  BOOST_TEST(round->actions[0].to.gpu == "a100");
+  BOOST_TEST(round->actions[0].to.gpus() == 8);
+  s.assocs[1].used = GpusNodes(6, 2, {{"a100", 6}});
+  BOOST_TEST(grown_to(s) == 4);
+  s.assocs[1].grp = GpusNodes(-1, -1, {{"v100", 8}});
+  BOOST_TEST(grown_to(s) > 8);
+  // The round's own changes count per type too: two jobs that each fit gres/gpu:a100=12 alone.
+  s = snapshot();
+  s.assocs[1].grp = GpusNodes(-1, -1, {{"a100", 12}});
+  s.jobs.push_back(second);
+  s.nodes[1].gpus_used = 2;
+  s.assocs[1].used = s.assocs[0].used = GpusNodes(4, 2, {{"a100", 4}});
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  added = 0;
+  for (const auto& a : round->actions) added += a.to.gpu == "a100" ? a.to.gpus() - 2 : -2;
+  BOOST_TEST(added <= 8);  // 12 - 4 in use
+  said = round->actions.size() < 2;
+  for (const auto& n : round->notes)
+    said = said || n.find("its a100 GPUs would be over the GrpTRES of account lab (gres/gpu:a100=12") != std::string::npos;
+  BOOST_TEST(said);
   // A job pending because its Cell is over a limit (QOSMaxGRESPerJob) gets one within it.
   s = snapshot();
   s.qos[0].max_per_job = {8, -1};

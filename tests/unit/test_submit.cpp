@@ -88,9 +88,9 @@ BOOST_AUTO_TEST_CASE(free_gpus_text_round_trip_and_bounds) {
     auto r = parse_free_gpus(text, "F");
     return r.ok() ? std::string("accepted") : r.error();
   };
-  BOOST_TEST(bad("") == "F: empty (expected \"crius-free-gpus 4\")");
-  BOOST_TEST(bad("crius-free-gpus 5\n") == "F:1: not a crius free-GPU report (expected \"crius-free-gpus 4\")");
-  BOOST_TEST(bad("crius-free-gpus 10\n") == "F:1: not a crius free-GPU report (expected \"crius-free-gpus 4\")");
+  BOOST_TEST(bad("") == "F: empty (expected \"crius-free-gpus 5\")");
+  BOOST_TEST(bad("crius-free-gpus 6\n") == "F:1: not a crius free-GPU report (expected \"crius-free-gpus 5\")");
+  BOOST_TEST(bad("crius-free-gpus 10\n") == "F:1: not a crius free-GPU report (expected \"crius-free-gpus 5\")");
   BOOST_TEST(bad("crius-free-gpus 3\ntime 5\ninterval_s 60\nwaiting -1\n") == "F:4: waiting must be a whole number of jobs");
   BOOST_TEST(bad("crius-free-gpus 1\ntime 5\n") == "F: no time or interval_s line");
   BOOST_TEST(bad("crius-free-gpus 1\ntime 5\ninterval_s 60\npartition a 8 -1\n") ==
@@ -109,7 +109,7 @@ BOOST_AUTO_TEST_CASE(free_gpus_text_round_trip_and_bounds) {
   f.access = {{"a100", true, 2, 3600, {"lab", "ml"}, {}, {}, {"scavenger"}, true, {100}, {1001, 1002}},
               {"v100", false, 0, 0, {}, {"banned"}, {"normal"}, {}, false, {}, {}}};
   f.qos_limits = {{"gpu8", {8, -1}}, {"short", {-1, -1, 1800}}};
-  f.assoc_limits = {{1001, "lab", "", {-1, 2}, "gpu8"}, {1002, "ml", "a100", {4, -1, 600}, ""}};
+  f.assoc_limits = {{1001, "lab", "", {-1, 2}, "gpu8", {}}, {1002, "ml", "a100", {4, -1, 600}, "", {}}};
   auto v2 = parse_free_gpus(to_text(f), "r");
   BOOST_TEST_REQUIRE(v2.ok(), why(v2));
   BOOST_TEST((v2->access == f.access));
@@ -127,6 +127,23 @@ BOOST_AUTO_TEST_CASE(free_gpus_text_round_trip_and_bounds) {
              "F:4: qos: expected wall_s=N, got 'wall=60'");
   BOOST_TEST(bad("crius-free-gpus 4\ntime 5\ninterval_s 60\nassoc 7 lab - gpus=-1 nodes=-1 default_qos=a wall_s=-2\n") ==
              "F:4: assoc: expected wall_s=N, got 'wall_s=-2'");
+  // Version 5 adds what each association may still hold of each GPU type (left:TYPE=N).
+  f.assoc_limits = {{1001, "lab", "", {-1, -1}, "", {{"a100", 0}, {"h100", 16}}}};
+  auto v5 = parse_free_gpus(to_text(f), "r");
+  BOOST_TEST_REQUIRE(v5.ok(), why(v5));
+  BOOST_TEST((v5->assoc_limits == f.assoc_limits));
+  BOOST_TEST(to_text(f).find("wall_s=-1 left:a100=0 left:h100=16\n") != std::string::npos);
+  Submitter lab{1001, 100, "lab", "", 0, false};
+  BOOST_TEST(!v5->typed_room("a100", lab, "a100", 1));
+  BOOST_TEST(v5->typed_room("h100", lab, "h100", 16));
+  BOOST_TEST(!v5->typed_room("h100", lab, "h100", 17));
+  BOOST_TEST(v5->typed_room("v100", lab, "v100", 64));  // not bounded
+  Submitter other{1002, 100, "lab", "", 0, false};
+  BOOST_TEST(v5->typed_room("a100", other, "a100", 8));  // nothing known of this user
+  BOOST_TEST(bad("crius-free-gpus 5\ntime 5\ninterval_s 60\nassoc 7 lab - gpus=-1 nodes=-1 default_qos=a wall_s=-1 left:a100\n") ==
+             "F:4: assoc: expected left:TYPE=N, got 'left:a100'");
+  BOOST_TEST(bad("crius-free-gpus 5\ntime 5\ninterval_s 60\nassoc 7 lab - gpus=-1 nodes=-1 default_qos=a wall_s=-1 left:=3\n") ==
+             "F:4: assoc: expected left:TYPE=N, got 'left:=3'");
   f.qos_limits.clear();
   f.assoc_limits.clear();
   BOOST_TEST(bad("crius-free-gpus 2\ntime 5\ninterval_s 60\naccess a up=1\n") == "F:4: unknown line 'access a up=1'");
@@ -612,7 +629,7 @@ BOOST_AUTO_TEST_CASE(the_time_limit_crius_sets_and_its_bounds) {
   BOOST_TEST(f.longest_time_limit_s("a100", alice) == 7200);
   BOOST_TEST(f.longest_time_limit_s("v100", alice) == 0);
   f.qos_limits = {{"short", {-1, -1, 1800}}, {"long", {-1, -1, 86400}}};
-  f.assoc_limits = {{1001, "lab", "", {-1, -1, -1}, "short"}, {1002, "ml", "", {-1, -1, 600}, ""}};
+  f.assoc_limits = {{1001, "lab", "", {-1, -1, -1}, "short", {}}, {1002, "ml", "", {-1, -1, 600}, "", {}}};
   BOOST_TEST(f.longest_time_limit_s("a100", alice) == 1800);  // the association's default QOS
   BOOST_TEST(f.longest_time_limit_s("v100", alice) == 1800);
   alice.qos = "long";  // the QOS it names: the partition's MaxTime is shorter
