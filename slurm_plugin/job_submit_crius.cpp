@@ -276,6 +276,10 @@ crius::slurm::FreeGpus* free_gpus() {
   return &*s.free;
 }
 
+// criusd's last report however old (free_gpus() first): a stale one's access and limits still
+// hold in an outage, as the last Slurm said; its free GPUs do not.
+const crius::slurm::FreeGpus* last_free_gpus() { return g_state->free ? &*g_state->free : nullptr; }
+
 int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   if (!g_state) return degraded(job_desc, submit_uid, err_msg, "plugin not initialised");
   maybe_reload();
@@ -323,8 +327,18 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   who.qos = job_desc->qos ? printable(job_desc->qos, 64) : "";
   who.time_limit_s = job_desc->time_limit == NO_VAL || job_desc->time_limit == INFINITE ? 0 : std::int64_t{job_desc->time_limit} * 60;
   who.privileged = who.uid == 0 || who.uid == getuid();
+  // An outage (criusd's report stale: criusd stopped): the partitions and limits it last read
+  // still hold, and the Cell is bounded ([job_submit] outage_max_gpus), since no criusd can
+  // shrink or move it until criusd is back.
+  const crius::slurm::FreeGpus* rules = free ? free : last_free_gpus();
+  crius::slurm::JobRequest request = *req;
+  if (const int cap = g_state->conf->config.outage_max_gpus; !free && rules && cap > 0)
+    request.max_gpus = request.max_gpus ? std::min(*request.max_gpus, cap) : cap;
   const auto t0 = std::chrono::steady_clock::now();
-  auto d = g_state->cache->decide(*req, *g_state->conf, job_desc->partition ? job_desc->partition : "", free, &who);
+  auto d = g_state->cache->decide(request, *g_state->conf, job_desc->partition ? job_desc->partition : "", free, &who,
+                                  rules);
+  if (!d && request.max_gpus != req->max_gpus)  // no Cell within the outage's bound (a --crius-cell): the job's own
+    d = g_state->cache->decide(*req, *g_state->conf, job_desc->partition ? job_desc->partition : "", free, &who, rules);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   g_state->counters.decide_seconds_sum += took;
   g_state->counters.decide_seconds_max = std::max(g_state->counters.decide_seconds_max, took);
@@ -332,6 +346,7 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
     slurm_info("job_submit/crius: rejected job from uid %u: %s", submit_uid, printable(d.error(), 1024).c_str());
     return reject(err_msg, d.error(), slurm_code(d.error_code()), crius::slurm::reject_reason(d.error_code()));
   }
+  d->record.request.max_gpus = req->max_gpus;  // the outage's bound is not the job's: criusd may grow it
   crius::slurm::apply_cell(job_desc, d->chosen.cell,
                            job_desc->cpus_per_task == NO_VAL16 ? 1 : job_desc->cpus_per_task, set_str);
   // With [job_submit] time_limit_factor on (it is off by default), a job that says how many

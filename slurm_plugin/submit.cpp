@@ -46,8 +46,8 @@ constexpr std::size_t kRankingKept = 256;
 
 const std::vector<std::string>& submit_config_keys() {
   static const std::vector<std::string> keys = {"deadline_miss", "free_gpus_file", "max_gpus",   "metrics_file",
-                                                "objective",     "on_error",       "partitions", "record_top",
-                                                "time_limit_factor", "work_budget", "work_per_second"};
+                                                "objective",     "on_error",       "outage_max_gpus", "partitions",
+                                                "record_top",    "time_limit_factor", "work_budget", "work_per_second"};
   return keys;
 }
 
@@ -111,6 +111,11 @@ Result<SubmitConfig> parse_submit_config(const est::Cluster& cluster) {
       auto n = v.value<int64_t>();
       if (!n || *n < 1 || *n > 1'000'000) return make_error(where(v, key) + " must be a whole number from 1 to 1000000");
       cfg.max_gpus = static_cast<int>(*n);
+    } else if (key == "outage_max_gpus") {
+      auto n = v.value<int64_t>();
+      if (!n || *n < 0 || *n > 1'000'000)
+        return make_error(where(v, key) + " must be a whole number from 0 (no bound) to 1000000");
+      cfg.outage_max_gpus = static_cast<int>(*n);
     } else if (key == "time_limit_factor") {
       auto x = v.value<double>();
       if (!x || !(*x == 0 || (*x >= 1 && *x <= job::kMaxTimeLimitFactor)))
@@ -423,7 +428,8 @@ DecisionCache::DecisionCache(std::size_t capacity, Clock clock) : m_capacity(cap
 }
 
 Result<Decision> DecisionCache::decide(const JobRequest& req, const Loaded& conf, std::string_view user_partitions,
-                                       const FreeGpus* free, const Submitter* who) {
+                                       const FreeGpus* free, const Submitter* who, const FreeGpus* rules) {
+  if (!rules) rules = free;
   if (auto ok = check_request(req); !ok) return make_error(ok.error(), ok.error_code());
   // The bucket of work: ten seconds' worth, refilled at work_per_second.
   const double rate = static_cast<double>(conf.config.work_per_second), full = 10 * rate, now = m_clock();
@@ -458,15 +464,15 @@ Result<Decision> DecisionCache::decide(const JobRequest& req, const Loaded& conf
   }
   const Result<Ranking>& r = m_entries.front().second;
   if (!r) return make_error(r.error(), r.error_code());
-  if (!free || !who || free->access.empty()) return refuse_missed_deadline(choose(req, conf, *r, free), conf);
+  if (!rules || !who || rules->access.empty()) return refuse_missed_deadline(choose(req, conf, *r, free), conf);
   // Only Cells of partitions Slurm lets the submitter into (criusd's report says who); a job
   // that names no account runs in its user's default one.
   Submitter me = *who;
-  if (me.account.empty()) me.account = free->default_account(me.uid);
+  if (me.account.empty()) me.account = rules->default_account(me.uid);
   Ranking mine = *r;
   std::vector<std::string> why;
   std::erase_if(mine.cells, [&](const est::Estimate& e) {
-    std::string no = free->refusal(e.cell.partition, me, e.cell.nodes, e.cell.gpus());
+    std::string no = rules->refusal(e.cell.partition, me, e.cell.nodes, e.cell.gpus());
     if (!no.empty() && std::find(why.begin(), why.end(), no) == why.end()) why.push_back(no);
     return !no.empty();
   });
@@ -476,10 +482,10 @@ Result<Decision> DecisionCache::decide(const JobRequest& req, const Loaded& conf
   // still hold, where any is; otherwise the job waits as Slurm has it (on 22.05, whose untyped
   // request Slurm does not check against them, it may start over them: criusd(8)).
   if (std::any_of(mine.cells.begin(), mine.cells.end(), [&](const est::Estimate& e) {
-        return free->typed_room(e.cell.partition, me, e.cell.gpu, e.cell.gpus());
+        return rules->typed_room(e.cell.partition, me, e.cell.gpu, e.cell.gpus());
       }))
     std::erase_if(mine.cells, [&](const est::Estimate& e) {
-      return !free->typed_room(e.cell.partition, me, e.cell.gpu, e.cell.gpus());
+      return !rules->typed_room(e.cell.partition, me, e.cell.gpu, e.cell.gpus());
     });
   return refuse_missed_deadline(choose(req, conf, mine, free), conf);
 }

@@ -45,6 +45,9 @@ struct SubmitConfig {
   // The site's largest Cell, in GPUs (0 = no bound): a job given the fastest Cell of an
   // empty cluster would otherwise ask for a whole partition.
   int max_gpus = 0;
+  // The largest Cell a new job gets while criusd's report is stale (criusd stopped: it cannot
+  // shrink or move what job_submit gives), in GPUs (0 = no bound beyond max_gpus).
+  int outage_max_gpus = 8;
   // criusd's report of the GPUs its policy left free ("" = none): a new job gets the best
   // Cell that can start now.
   std::string free_gpus_file = kDefaultFreeGpusFile;
@@ -146,8 +149,11 @@ class DecisionCache {
   explicit DecisionCache(std::size_t capacity = 64, Clock clock = {});
   // `who`: the submitter; with criusd's report, Cells of partitions it does not let them in are
   // left out (all left out: refused, saying why).
+  // `rules`: a report whose access and limits hold although its free GPUs do not (a stale one:
+  // criusd stopped); null: `free`'s.
   Result<Decision> decide(const JobRequest& req, const Loaded& conf, std::string_view user_partitions,
-                          const FreeGpus* free = nullptr, const Submitter* who = nullptr);
+                          const FreeGpus* free = nullptr, const Submitter* who = nullptr,
+                          const FreeGpus* rules = nullptr);
   std::size_t hits() const { return m_hits; }
   double work_available() const { return m_tokens; }
 

@@ -290,6 +290,46 @@ Result<ControllerOptions> load_controller_options(const estimator::Cluster& clus
   return o;
 }
 
+std::vector<Action> rollback_actions(const Snapshot& snap) {
+  std::vector<Action> out;
+  for (const SlurmJob& sj : snap.jobs) {
+    auto parsed = job::parse_record(sj.admin_comment);
+    if (!parsed || !*parsed) continue;
+    job::Record rec = std::move(parsed->value());
+    const bool pending = sj.state == "PENDING", running = sj.state == "RUNNING";
+    const bool ended_on_signal = !pending && !running && requeue_after_checkpoint_exit(sj).has_value();
+    if (!rec.move && !(pending && !rec.nodes.empty())) continue;
+    if (!pending && !running && !ended_on_signal) continue;
+    Action a = action_for(sj);
+    a.from = a.to = rec.cell;
+    if (rec.move) {
+      a.reason = "rollback: the move to " + estimator::describe(rec.move->target) + " is dropped";
+      rec.move.reset();
+      rec.log_move_end("rolled back (criusd --rollback)", snap.now);
+    }
+    if (pending && !rec.nodes.empty()) {
+      a.reason += std::string(a.reason.empty() ? "rollback: " : "; ") + "its pin to nodes " + util::join(rec.nodes, ",") + " is cleared";
+      rec.nodes.clear();
+      a.nodes = rec.nodes;
+    }
+    a.after = job::to_text(rec);
+    if (ended_on_signal) {  // requeued held in its Cell, then released there
+      Action requeue = a;
+      requeue.kind = Action::Kind::requeue;
+      out.push_back(requeue);
+      a.kind = Action::Kind::finish_move;
+      a.release = true;
+    } else if (pending && sj.requeued_held) {
+      a.kind = Action::Kind::finish_move;  // the Cell of its record, then released
+      a.release = true;
+    } else {
+      a.kind = Action::Kind::update_pending;  // the record (and the pin) only
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
 nlohmann::json to_json(const Action& a) {
   nlohmann::json j = {{"action", to_string(a.kind)}, {"job", a.job},          {"from", estimator::to_json(a.from)},
           {"to", estimator::to_json(a.to)},       {"reason", a.reason},    {"from_samples_per_s", a.from_samples_per_s},
@@ -360,6 +400,34 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   std::set<std::string> unavailable;
   for (const auto& n : snap.nodes)
     if (!n.usable) unavailable.insert(n.name);
+  // One description of the cluster: crius.toml's partitions are what Slurm has (its nodes, their
+  // GPU type and count). Where they differ, the estimates and Cells of that partition would be
+  // another cluster's: nothing is placed there until they agree, and the round says what differs.
+  for (std::size_t p = 0; p < cluster.partitions.size(); ++p) {
+    const estimator::Partition& described = m_cluster.partitions[p];
+    std::vector<std::string> differs, hosts;
+    for (const auto& n : cluster.nodes)
+      if (n.partition == static_cast<int>(p)) hosts.push_back(n.name);
+    for (const auto& sn : snap.nodes) {
+      auto it = node_index.find(sn.name);
+      if (it == node_index.end() || cluster.nodes[it->second].partition != static_cast<int>(p)) continue;
+      if (sn.gpu != described.gpu)
+        differs.push_back("node " + sn.name + " has GPU type " + (sn.gpu.empty() ? "(none)" : sn.gpu));
+      else if (sn.gpus != described.gpus_per_node)
+        differs.push_back("node " + sn.name + " has " + std::to_string(sn.gpus) + " GPUs");
+    }
+    const std::string says = "partition " + described.name + ": crius.toml says " + std::to_string(described.nodes) +
+                             " nodes x " + std::to_string(described.gpus_per_node) + " " + described.gpu + ", but ";
+    if (differs.empty()) {
+      // Another node count only bounds the Cells offered: the nodes are Slurm's, each as described.
+      if (static_cast<int>(hosts.size()) != described.nodes)
+        round.notes.push_back(says + "Slurm has " + std::to_string(hosts.size()) + " nodes in it");
+      continue;
+    }
+    if (differs.size() > 4) differs.resize(4), differs.push_back("...");
+    round.notes.push_back(says + util::join(differs, ", ") + "; nothing is placed there until they agree");
+    unavailable.insert(hosts.begin(), hosts.end());
+  }
   for (const auto& r : snap.reservations) {
     if (r.end_time <= snap.now || static_cast<double>(r.start_time) > now + m_options.interval_s) continue;
     if (r.all_nodes)
@@ -410,6 +478,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   // flight, and the pin of a job criusd moved that waits a moment for its begin time. Slurm
   // does not count them in use yet; nothing else may be placed on them.
   std::map<int, int> promised;  // node index -> GPUs
+  std::set<std::uint32_t> pin_promised;  // pending jobs whose pin is in `promised`
   auto promise = [&](const std::vector<std::string>& nodes, int gpus_per_node, const std::vector<std::string>& held) {
     for (const auto& host : nodes)
       if (auto it = node_index.find(host);
@@ -668,7 +737,10 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
         continue;
       }
       if (sj.reason == "BeginTime" || sj.begin_time > snap.now) {
-        if (!rec.nodes.empty() && same_nodes(sj.req_nodes, rec.nodes)) promise(rec.nodes, rec.cell.gpus_per_node, {});
+        if (!rec.nodes.empty() && same_nodes(sj.req_nodes, rec.nodes)) {
+          promise(rec.nodes, rec.cell.gpus_per_node, {});
+          pin_promised.insert(sj.id);
+        }
         skip("begin_time", "waits for its begin time");
         continue;
       }
@@ -810,12 +882,22 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     std::map<int, int> managed;  // GPUs of the running jobs the policy may move, per node
     for (const auto& j : jobs)
       for (int node : j.alloc.node_ids) managed[node] += j.alloc.shape.gpus_per_node;
+    // Slurm's nodes and jobs are read one after the other: a job that started in between runs
+    // in the job table on a node whose GPUs in use do not show it yet. Others hold at least what
+    // their running jobs there ask per node.
+    std::set<std::uint32_t> policy_ids;
+    for (const auto& cj : crius_jobs) policy_ids.insert(cj.first->id);
+    std::map<std::string, int> others_running;
+    for (const SlurmJob& sj : snap.jobs)
+      if (sj.state == "RUNNING" && !policy_ids.count(sj.id))
+        for (const auto& host : sj.nodes) others_running[host] += gpus_per_node_of(sj.tres_per_node);
     for (const auto& n : snap.nodes) {
       auto it = node_index.find(n.name);
       if (it == node_index.end()) continue;
       const int mine = managed[it->second], others = n.gpus_used - mine;
+      const int held = std::min(n.gpus, std::max(others, others_running[n.name]));
       int& capacity = cluster.nodes[it->second].capacity;
-      capacity = unavailable.count(n.name) ? mine : std::max(0, n.gpus - std::max(0, others));
+      capacity = unavailable.count(n.name) ? mine : std::max(0, n.gpus - std::max(0, held));
       const bool over = others < 0 || mine > capacity;
       capacity = std::max(mine, capacity - promised[it->second]);  // the policy's jobs there may stay
       if (!overclaimed || !over) continue;
@@ -1063,6 +1145,22 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   for (std::size_t n = 0; n < cluster.nodes.size(); ++n) free[n] = cluster.nodes[n].capacity;
   for (const sch::Allocation& a : ends)
     for (int n : a.node_ids) free[n] -= a.shape.gpus_per_node;
+  // A pending job criusd pinned that the round leaves aside (not the policy's now: a move just
+  // finished, a limit) may start on its pinned nodes at any moment: they are not free.
+  {
+    std::set<std::uint32_t> policy_ids;
+    for (const auto& cj : crius_jobs) policy_ids.insert(cj.first->id);
+    for (const SlurmJob& sj : snap.jobs) {
+      if (sj.state != "PENDING" || sj.req_nodes.empty() || policy_ids.count(sj.id) || pin_promised.count(sj.id)) continue;
+      auto parsed = job::parse_record(sj.admin_comment);
+      if (!parsed || !*parsed) continue;
+      const job::Record& rec = parsed->value();
+      if (rec.nodes.empty() || !same_nodes(sj.req_nodes, rec.nodes)) continue;
+      for (const auto& host : rec.nodes)
+        if (auto it = node_index.find(host); it != node_index.end())
+          free[it->second] = std::max(0, free[it->second] - rec.cell.gpus_per_node);
+    }
+  }
   if (decided)
     for (const auto& [id, a] : scheduler.reserved())
       for (int n : a.node_ids) free[n] -= a.shape.gpus_per_node;

@@ -94,6 +94,12 @@ struct Action {
 const char* to_string(Action::Kind k);
 nlohmann::json to_json(const Action& a);
 
+// criusd --rollback: what a criusd gone for good leaves on crius jobs, undone (criusd(8),
+// OUTAGES): a pending job's pin to nodes cleared; a move in flight dropped from the record, the
+// job kept (running) or released (held by the move's requeue) in the Cell of its record, or
+// requeued there (ended on the checkpoint signal). The actions in order, for apply().
+std::vector<Action> rollback_actions(const Snapshot& snap);
+
 struct JobStatus {
   std::uint32_t job = 0;
   std::string state, model;

@@ -254,6 +254,7 @@ int main(int argc, char** argv) {
   double interval = 0;
   int max_moves = -1, repeat = 1;
   double drain_timeout = 0;
+  bool rollback = false;
   bool once = false, dry_run = false, json = false, status = false;
   app.add_option("--config", config, "crius.toml (default: $CRIUS_CONF, else beside slurm.conf)");
   app.add_option("--slurm-conf", slurm_conf, "slurm.conf of the cluster (default: $SLURM_CONF)");
@@ -265,6 +266,9 @@ int main(int argc, char** argv) {
   app.add_flag("--dry-run", dry_run, "decide and print, change nothing");
   app.add_flag("--json", json, "print each round's decisions as JSON");
   app.add_flag("--status", status, "print each crius job's Cell and estimate, then exit");
+  app.add_flag("--rollback", rollback,
+               "undo what a stopped criusd left: clear crius's node pins, drop moves in flight, release "
+               "the jobs they hold (with --dry-run: print only), then exit");
   app.add_option("--state", state_file, "decide on a saved snapshot instead of Slurm (implies --once --dry-run)");
   app.add_option("--repeat", repeat, "with --state: decide N times, as N rounds of a running criusd (timing)")
       ->check(CLI::Range(1, 1000));
@@ -365,6 +369,26 @@ int main(int argc, char** argv) {
     }
   }
   SlurmClient slurm(slurm_conf);
+  if (rollback) {  // with the lock held: no criusd acts meanwhile
+    auto snap = slurm.snapshot();
+    if (!snap) {
+      std::cerr << "criusd --rollback: " << snap.error() << "\n";
+      return 1;
+    }
+    int failed = 0;
+    const std::vector<Action> actions = rollback_actions(*snap);
+    for (const Action& a : actions) {
+      std::cout << "job " << a.slurm_id << ": " << to_string(a.kind) << " in " << estimator::describe(a.to) << " ("
+                << a.reason << ")" << (dry_run ? " [dry run]" : "") << "\n";
+      if (dry_run) continue;
+      if (auto r = apply(slurm, *options, a); !r) {
+        std::cerr << "criusd --rollback: job " << a.slurm_id << ": " << r.error() << "\n";
+        ++failed;
+      }
+    }
+    std::cerr << "criusd --rollback: " << actions.size() << " actions, " << failed << " failed\n";
+    return failed ? 1 : 0;
+  }
   int failures = 0;
   Metrics metrics;
   std::map<std::uint32_t, std::string> last_considered;

@@ -1009,6 +1009,104 @@ BOOST_FIXTURE_TEST_CASE(reserved_nodes_are_not_free, Fixture) {
   BOOST_TEST(round->jobs.back().considered == "no: in reservation mine (Slurm places it there)");
 }
 
+// crius.toml describes the partitions Slurm has: a node of another GPU type or GPU count keeps
+// its partition out of every placement, and the round says what differs; another node count is
+// only said.
+BOOST_FIXTURE_TEST_CASE(a_partition_crius_toml_describes_wrongly_is_left_alone, Fixture) {
+  Snapshot s;
+  s.now = 5000;
+  s.nodes = {node("a100-1", "a100", 8), node("a100-2", "a100", 8), node("v100-1", "v100", 0),
+             node("v100-2", "v100", 0)};
+  s.jobs = {slurm_job(1, "RUNNING", "", {"a100-1"}), slurm_job(2, "RUNNING", "", {"a100-2"}),
+            slurm_job(3, "PENDING", record("a100:1x8:1", "a100"))};
+  Controller c(*cluster, ControllerOptions{});
+  auto round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST_REQUIRE(round->actions.size() == 1u);  // the control: to the idle v100
+  BOOST_TEST(round->actions[0].to.gpu == "v100");
+  s.nodes[2].gpus = 4;  // v100-1 has 4 GPUs, crius.toml says 8 per node
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST(round->actions.empty());
+  BOOST_TEST(round->free.free_gpus("v100") == 0);
+  std::string notes = util::join(round->notes, " | ");
+  BOOST_TEST(notes.find("partition v100: crius.toml says 2 nodes x 8 v100, but node v100-1 has 4 GPUs; nothing is "
+                        "placed there until they agree") != std::string::npos, notes);
+  s.nodes[2].gpus = 8;
+  s.nodes[3].gpu = "a40";  // v100-2's GRES type
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST(round->actions.empty());
+  notes = util::join(round->notes, " | ");
+  BOOST_TEST(notes.find("node v100-2 has GPU type a40") != std::string::npos, notes);
+  s.nodes[3].gpu = "v100";
+  s.nodes.pop_back();  // one v100 node in Slurm: said, still placed
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST(round->actions.size() == 1u);
+  notes = util::join(round->notes, " | ");
+  BOOST_TEST(notes.find("partition v100: crius.toml says 2 nodes x 8 v100, but Slurm has 1 nodes in it") !=
+             std::string::npos, notes);
+}
+
+// Slurm's nodes are read before its jobs: a job that starts in between runs on a node whose GPUs
+// in use do not show it yet. Its GPUs are not reported free (job_submit would give them twice).
+BOOST_FIXTURE_TEST_CASE(a_job_started_between_the_reads_is_not_free, Fixture) {
+  job::Record just_moved = make_record("a100:1x8:1", "a100");  // not movable: left aside
+  Snapshot s;
+  s.now = 5000;
+  s.nodes = {node("a100-1", "a100", 0), node("a100-2", "a100", 0), node("v100-1", "v100", 0),
+             node("v100-2", "v100", 0)};
+  SlurmJob j = slurm_job(4, "RUNNING", job::to_text(just_moved), {"a100-2"});
+  j.start_time = 4999;
+  s.jobs = {j, slurm_job(7, "RUNNING", "", {"v100-1"}, "gres/gpu:v100:8")};  // and a plain job
+  Controller c(*cluster, ControllerOptions{});
+  auto round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST(round->free.free_gpus("a100") == 8);  // a100-1 only
+  BOOST_TEST(round->free.free_gpus("v100") == 8);  // v100-2 only
+}
+
+// criusd --rollback undoes what a criusd gone for good left: pins, moves in flight, the holds
+// of their requeues; a job ended on the checkpoint signal is requeued in its Cell.
+BOOST_AUTO_TEST_CASE(rollback_clears_pins_and_moves) {
+  job::Record pinned = make_record("v100:1x8:1", "v100");
+  pinned.by = "criusd";
+  pinned.nodes = {"v100-1"};
+  job::Record moving = make_record("v100:1x8:1", "v100");
+  moving.request.movable = true;
+  moving.log_move_start(moving.cell, {"a100", "a100", 1, 8, 1}, "upgrade", 100);
+  moving.move = job::Move{{"a100", "a100", 1, 8, 1}, "requeued", 100, "upgrade", {"a100-1"}};
+  job::Record signalled = moving;
+  signalled.move->phase = "signalled";
+  SlurmJob j1 = slurm_job(1, "PENDING", job::to_text(pinned));
+  SlurmJob j2 = slurm_job(2, "PENDING", job::to_text(moving));
+  j2.requeued_held = true;
+  SlurmJob j3 = slurm_job(3, "RUNNING", job::to_text(signalled), {"v100-1"});
+  SlurmJob j4 = slurm_job(4, "COMPLETED", job::to_text(signalled), {"v100-2"});
+  j4.end_time = 150;
+  SlurmJob j5 = slurm_job(5, "RUNNING", record("a100:1x8:1", "a100"), {"a100-2"});
+  Snapshot s;
+  s.now = 200;
+  s.jobs = {j1, j2, j3, j4, j5};
+  const auto actions = rollback_actions(s);
+  BOOST_TEST_REQUIRE(actions.size() == 5u);
+  auto rec_of = [](const Action& a) { return job::parse_record(a.after)->value(); };
+  BOOST_TEST((actions[0].job == 1u && actions[0].kind == Action::Kind::update_pending));
+  BOOST_TEST_REQUIRE(actions[0].nodes.has_value());
+  BOOST_TEST(actions[0].nodes->empty());
+  BOOST_TEST(rec_of(actions[0]).nodes.empty());
+  BOOST_TEST((actions[1].job == 2u && actions[1].kind == Action::Kind::finish_move && actions[1].release));
+  BOOST_TEST((actions[1].to == moving.cell));  // the Cell of its record, not the move's target
+  BOOST_TEST(!rec_of(actions[1]).move.has_value());
+  BOOST_TEST(rec_of(actions[1]).history.back().outcome == "rolled back (criusd --rollback)");
+  BOOST_TEST((actions[2].job == 3u && actions[2].kind == Action::Kind::update_pending && !actions[2].nodes));
+  BOOST_TEST(!rec_of(actions[2]).move.has_value());
+  BOOST_TEST((actions[3].job == 4u && actions[3].kind == Action::Kind::requeue));
+  BOOST_TEST((actions[4].job == 4u && actions[4].kind == Action::Kind::finish_move && actions[4].release));
+  BOOST_TEST(rollback_actions(Snapshot{}).empty());
+}
+
 // job_modify reads the AdminComment from slurmctld's private job record only where its head is
 // the one crius knows (22.05 to 25.05); any other head (a later release that moved the fields)
 // reads as unknown, and job_modify then refuses users' Cell edits (fails closed).

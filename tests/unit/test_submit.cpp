@@ -621,6 +621,17 @@ BOOST_AUTO_TEST_CASE(the_time_limit_crius_sets_and_its_bounds) {
     BOOST_TEST(c.error().find("[job_submit] time_limit_factor must be 0") != std::string::npos, c.error());
   }
 
+  // [job_submit] outage_max_gpus: 8 by default, 0 (no bound) to 1000000.
+  BOOST_TEST(conf().config.outage_max_gpus == 8);
+  auto o = load_with("outage_max_gpus = 0");
+  BOOST_TEST_REQUIRE(o.ok(), why(o));
+  BOOST_TEST(o->config.outage_max_gpus == 0);
+  for (const char* line : {"outage_max_gpus = -1", "outage_max_gpus = 2.5"}) {
+    auto c = load_with(line);
+    BOOST_TEST_REQUIRE(!c.ok(), line);
+    BOOST_TEST(c.error().find("[job_submit] outage_max_gpus must be a whole number from 0") != std::string::npos, c.error());
+  }
+
   // criusd's report says each partition's MaxTime (with its QOS's MaxWall), and the MaxWall of
   // the QOS and associations: the limit crius sets is the shortest that binds the job.
   FreeGpus f = report({8}, {8});
