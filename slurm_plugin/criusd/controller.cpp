@@ -411,7 +411,11 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     for (const auto& sn : snap.nodes) {
       auto it = node_index.find(sn.name);
       if (it == node_index.end() || cluster.nodes[it->second].partition != static_cast<int>(p)) continue;
-      if (sn.gpu != described.gpu)
+      // Its GPU type: its GRES type; with untyped GRES (then sn.gpu is its first feature), any
+      // of its features
+      const bool untyped = !sn.features.empty() && sn.gpu == sn.features.front();
+      if (untyped ? std::find(sn.features.begin(), sn.features.end(), described.gpu) == sn.features.end()
+                  : sn.gpu != described.gpu)
         differs.push_back("node " + sn.name + " has GPU type " + (sn.gpu.empty() ? "(none)" : sn.gpu));
       else if (sn.gpus != described.gpus_per_node)
         differs.push_back("node " + sn.name + " has " + std::to_string(sn.gpus) + " GPUs");
@@ -1155,7 +1159,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       auto parsed = job::parse_record(sj.admin_comment);
       if (!parsed || !*parsed) continue;
       const job::Record& rec = parsed->value();
-      if (rec.nodes.empty() || !same_nodes(sj.req_nodes, rec.nodes)) continue;
+      if (rec.move || rec.nodes.empty() || !same_nodes(sj.req_nodes, rec.nodes)) continue;  // a move's: promised
       for (const auto& host : rec.nodes)
         if (auto it = node_index.find(host); it != node_index.end())
           free[it->second] = std::max(0, free[it->second] - rec.cell.gpus_per_node);

@@ -268,10 +268,8 @@ Result<Snapshot> SlurmClient::snapshot() {
     parse_gres(str(n.gres), &node.gpu, &node.gpus);
     std::string unused_type;
     parse_gres(str(n.gres_used), &unused_type, &node.gpus_used);
-    if (node.gpu.empty()) {
-      auto features = util::split(str(n.features), ',', true);
-      if (!features.empty()) node.gpu = features.front();
-    }
+    node.features = util::split(str(n.features), ',', true);
+    if (node.gpu.empty() && !node.features.empty()) node.gpu = node.features.front();
     uint32_t base = n.node_state & NODE_STATE_BASE;
     bool flagged = n.node_state & (NODE_STATE_DRAIN | NODE_STATE_FAIL | NODE_STATE_NO_RESPOND);
     node.usable = !flagged && (base == NODE_STATE_IDLE || base == NODE_STATE_ALLOCATED ||

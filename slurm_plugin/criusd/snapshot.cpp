@@ -32,7 +32,8 @@ nlohmann::json to_json(const Snapshot& s) {
   j["nodes"] = nlohmann::json::array();
   for (const auto& n : s.nodes)
     j["nodes"].push_back({{"name", n.name}, {"partitions", n.partitions}, {"gpu", n.gpu},
-                          {"gpus", n.gpus}, {"gpus_used", n.gpus_used}, {"usable", n.usable}});
+                          {"gpus", n.gpus}, {"gpus_used", n.gpus_used}, {"usable", n.usable},
+                          {"features", n.features}});
   j["jobs"] = nlohmann::json::array();
   for (const auto& b : s.jobs) {
     j["jobs"].push_back({{"id", b.id}, {"name", b.name}, {"state", b.state},
@@ -97,6 +98,7 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& 
       node.gpus = n.at("gpus").get<int>();
       node.gpus_used = n.value("gpus_used", 0);
       node.usable = n.value("usable", true);
+      node.features = n.value("features", std::vector<std::string>{});
       s.nodes.push_back(std::move(node));
     }
     for (const auto& b : j.at("jobs")) {

@@ -25,6 +25,7 @@ struct SlurmNode {
   int gpus = 0;         // configured GPUs
   int gpus_used = 0;    // allocated GPUs (all jobs)
   bool usable = true;   // not down, drained or failing
+  std::vector<std::string> features;  // its node features (the GPU type may be one)
 };
 
 // GPUs and nodes: a limit (-1: none) or a count in use.

@@ -66,7 +66,7 @@ std::string record(const std::string& cell, const std::string& partition) {
 }
 
 SlurmNode node(const std::string& name, const std::string& gpu, int used) {
-  return SlurmNode{name, {gpu}, gpu, 8, used, true};
+  return SlurmNode{name, {gpu}, gpu, 8, used, true, {}};
 }
 
 SlurmJob slurm_job(std::uint32_t id, const std::string& state, const std::string& comment,
@@ -1039,6 +1039,15 @@ BOOST_FIXTURE_TEST_CASE(a_partition_crius_toml_describes_wrongly_is_left_alone, 
   BOOST_TEST(round->actions.empty());
   notes = util::join(round->notes, " | ");
   BOOST_TEST(notes.find("node v100-2 has GPU type a40") != std::string::npos, notes);
+  s.nodes[3].features = {"a40"};  // untyped GRES: the first feature stands for the type
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST(round->actions.empty());
+  s.nodes[3].features = {"a40", "v100"};  // ... and another names the Cell's type: as described
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST(round->actions.size() == 1u);
+  s.nodes[3].features.clear();
   s.nodes[3].gpu = "v100";
   s.nodes.pop_back();  // one v100 node in Slurm: said, still placed
   round = c.decide(s);
