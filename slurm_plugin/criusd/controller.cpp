@@ -302,6 +302,7 @@ std::vector<Action> rollback_actions(const Snapshot& snap) {
     if (!pending && !running && !ended_on_signal) continue;
     Action a = action_for(sj);
     a.from = a.to = rec.cell;
+    const bool moving = rec.move.has_value();
     if (rec.move) {
       a.reason = "rollback: the move to " + estimator::describe(rec.move->target) + " is dropped";
       rec.move.reset();
@@ -319,8 +320,8 @@ std::vector<Action> rollback_actions(const Snapshot& snap) {
       out.push_back(requeue);
       a.kind = Action::Kind::finish_move;
       a.release = true;
-    } else if (pending && sj.requeued_held) {
-      a.kind = Action::Kind::finish_move;  // the Cell of its record, then released
+    } else if (pending && sj.requeued_held && moving) {
+      a.kind = Action::Kind::finish_move;  // the Cell of its record, then released (a hold not the move's stays)
       a.release = true;
     } else {
       a.kind = Action::Kind::update_pending;  // the record (and the pin) only

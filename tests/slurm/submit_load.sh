@@ -11,8 +11,9 @@
 #  3. the next one, before criusd's next round, does not count the same GPUs and counts the
 #     first as waiting: none fits, it gets its most efficient Cell and waits;
 #  4. --crius-max-gpus bounds the Cell and is kept in the record;
-#  5. a report that is stale, or writable by others, is ignored (nothing known of the queue:
-#     the fastest Cell of an empty cluster, 2x8); a fresh one with nobody waiting gives the
+#  5. a report that is stale has no free GPUs (the fastest Cell of an empty cluster, bounded by
+#     [job_submit] outage_max_gpus: 1x8), one writable by others is ignored (the fastest Cell of
+#     an empty cluster, 2x8); a fresh one with nobody waiting gives the
 #     fastest that fits (1x8), one with jobs waiting the most efficient to a movable job and,
 #     to one that keeps its Cell for life, the most efficient of those at least a third as fast
 #     as its fastest (crius-estimate's fastest Cell of the cluster).
@@ -73,7 +74,8 @@ put_report() {  # TIME MODE [WAITING]
 }
 gpus_given() { local id; id=$(sbatch --parsable "$@" "${crius[@]}") || fail "crius sbatch"; gpus "$id"; }
 put_report 1 644
-[ "$(gpus_given)" = 16 ] || fail "a stale report was used"
+[ "$(gpus_given)" = 8 ] || fail "a stale report: the Cell is not bounded by outage_max_gpus (8)"
+! grep "job_submit/crius: uid" "$ctld_log" | tail -n 1 | grep -q "fits the GPUs free now" || fail "a stale report's free GPUs were used"
 put_report "$(date +%s)" 666
 [ "$(gpus_given)" = 16 ] || fail "a world-writable report was used"
 grep -q "job_submit/crius: $report: writable by its group or by others" "$ctld_log" || fail "the bad report was not logged"

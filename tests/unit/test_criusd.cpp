@@ -1114,6 +1114,12 @@ BOOST_AUTO_TEST_CASE(rollback_clears_pins_and_moves) {
   BOOST_TEST((actions[3].job == 4u && actions[3].kind == Action::Kind::requeue));
   BOOST_TEST((actions[4].job == 4u && actions[4].kind == Action::Kind::finish_move && actions[4].release));
   BOOST_TEST(rollback_actions(Snapshot{}).empty());
+  // A job requeued held by someone else (an admin), pinned: its pin is cleared, its hold stays.
+  j1.requeued_held = true;
+  s.jobs = {j1};
+  const auto kept_hold = rollback_actions(s);
+  BOOST_TEST_REQUIRE(kept_hold.size() == 1u);
+  BOOST_TEST((kept_hold[0].kind == Action::Kind::update_pending && !kept_hold[0].release));
 }
 
 // job_modify reads the AdminComment from slurmctld's private job record only where its head is
