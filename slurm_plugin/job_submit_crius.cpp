@@ -494,7 +494,8 @@ int modify(job_desc_msg_t* job_desc, struct job_record* job_ptr, uint32_t submit
                    : fields + ": job_submit/crius cannot read this Slurm release's job record to tell whether "
                               "the job is a crius job, so users may not change it; ask an administrator "
                               "(job_submit_crius(8), Updates of a crius job)";
-  slurm_info("job_submit/crius: refused an update by uid %u of a crius job: %s", submit_uid, why.c_str());
+  slurm_info("job_submit/crius: refused an update by uid %u of %s: %s", submit_uid,
+             record.known ? "a crius job" : "a job (its record unread)", why.c_str());
   if (g_state) ++g_state->counters.updates_refused;
   maybe_write_metrics();
   tell(err_msg, "crius: " + why);
