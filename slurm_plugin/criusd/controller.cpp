@@ -883,6 +883,8 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   // the policy's jobs already there. Where Slurm counts fewer GPUs in use on a node than the
   // records of the policy's jobs there claim, those jobs are left alone and reported as
   // inconsistent, and their GPUs count as others'.
+  std::set<std::uint32_t> policy_ids;  // the jobs the policy decides for this round
+  for (const auto& cj : crius_jobs) policy_ids.insert(cj.first->id);
   auto set_capacities = [&](std::set<std::size_t>* overclaimed) {
     std::map<int, int> managed;  // GPUs of the running jobs the policy may move, per node
     for (const auto& j : jobs)
@@ -890,8 +892,6 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     // Slurm's nodes and jobs are read one after the other: a job that started in between runs
     // in the job table on a node whose GPUs in use do not show it yet. Others hold at least what
     // their running jobs there ask per node.
-    std::set<std::uint32_t> policy_ids;
-    for (const auto& cj : crius_jobs) policy_ids.insert(cj.first->id);
     std::map<std::string, int> others_running;
     for (const SlurmJob& sj : snap.jobs)
       if (sj.state == "RUNNING" && !policy_ids.count(sj.id))
@@ -931,6 +931,8 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     }
     jobs = std::move(kept);
     crius_jobs = std::move(kept_crius);
+    policy_ids.clear();  // the jobs left aside are others' now
+    for (const auto& cj : crius_jobs) policy_ids.insert(cj.first->id);
     set_capacities(nullptr);
   }
 
@@ -973,6 +975,19 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   if (!decided) round.notes.push_back("policy " + m_options.policy + " failed: " + decided.error() +
                                       "; no job gets a new Cell this round");
   std::vector<sch::Decision> decisions = decided ? std::move(*decided) : std::vector<sch::Decision>{};
+  // A decision's Cell: its target's partition, type and shape, the stages of the record's Cell
+  // (the record's Cell when it has no target).
+  auto cell_of = [&](const job::Record& rec, const sch::Decision& d) {
+    estimator::Cell to = rec.cell;
+    if (!d.target.empty()) {
+      to.partition = cluster.partitions[d.target.partition].name;
+      to.gpu = d.target.shape.gpu;
+      to.nodes = d.target.shape.nodes;
+      to.gpus_per_node = d.target.shape.gpus_per_node;
+    }
+    return to;
+  };
+
   // The limits shared with other jobs (GrpTRES, MaxTRESPerUser; limits.h), counted over the
   // round's decisions in their order (preemptions free GPUs first): a change that would go
   // over one is dropped, and the job stays as it is.
@@ -1006,13 +1021,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       auto& [sj, rec] = crius_jobs[d.job];
       const sch::Job& job = jobs[d.job];
       const bool running = job.state == sch::JobState::running;
-      estimator::Cell to = rec.cell;
-      if (!d.target.empty()) {
-        to.partition = cluster.partitions[d.target.partition].name;
-        to.gpu = d.target.shape.gpu;
-        to.nodes = d.target.shape.nodes;
-        to.gpus_per_node = d.target.shape.gpus_per_node;
-      }
+      const estimator::Cell to = cell_of(rec, d);
       if (d.target.empty() || (!running && rec.nodes.empty() && to == rec.cell)) {
         kept.push_back(std::move(d));
         continue;
@@ -1056,14 +1065,8 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   for (const auto& d : decisions) {
     auto& [sj, rec] = crius_jobs[d.job];
     const sch::Job& job = jobs[d.job];
-    estimator::Cell to = rec.cell;
-    if (!d.target.empty()) {
-      to.partition = cluster.partitions[d.target.partition].name;
-      to.gpu = d.target.shape.gpu;
-      to.nodes = d.target.shape.nodes;
-      to.gpus_per_node = d.target.shape.gpus_per_node;
-      to.stages = d.target.shape.stages;
-    }
+    estimator::Cell to = cell_of(rec, d);
+    if (!d.target.empty()) to.stages = d.target.shape.stages;
     Action a = action_for(*sj);
     a.from = rec.cell;
     a.to = to;
@@ -1153,8 +1156,6 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   // A pending job criusd pinned that the round leaves aside (not the policy's now: a move just
   // finished, a limit) may start on its pinned nodes at any moment: they are not free.
   {
-    std::set<std::uint32_t> policy_ids;
-    for (const auto& cj : crius_jobs) policy_ids.insert(cj.first->id);
     for (const SlurmJob& sj : snap.jobs) {
       if (sj.state != "PENDING" || sj.req_nodes.empty() || policy_ids.count(sj.id) || pin_promised.count(sj.id)) continue;
       auto parsed = job::parse_record(sj.admin_comment);
