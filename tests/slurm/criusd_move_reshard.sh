@@ -70,10 +70,12 @@ J
   [ "$(steps_logged)" -ge 3 ] || { cat "job.$launcher.out"; fail "$launcher: no training steps on v100"; }
   scancel "$blocker"
   criusd 2>"loop.$launcher.err" & pid=$!
-  # it saves and exits (COMPLETED), criusd requeues it on a100, it ends there
+  # it saves and exits (COMPLETED), criusd requeues it on a100, it ends there. Slurm shows the
+  # requeued job COMPLETED with Restarts=1 for a moment before PENDING: the end is every step logged.
   for _ in $(seq 900); do
     case $(job_field "$id" JobState),$(job_field "$id" Restarts) in
-      COMPLETED,1 | FAILED,* | CANCELLED,* | TIMEOUT,*) break ;; esac; sleep 0.2; done
+      COMPLETED,1) [ "$(steps_logged)" -ge "$STEPS" ] && break ;;
+      FAILED,* | CANCELLED,* | TIMEOUT,*) break ;; esac; sleep 0.2; done
   kill "$pid"; wait "$pid"
   cat "loop.$launcher.err" "job.$launcher.out"
   [ "$(job_field "$id" JobState)" = COMPLETED ] || fail "$launcher: job $id $(job_field "$id" JobState), exit $(job_field "$id" ExitCode)"
