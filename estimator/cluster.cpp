@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 using detail::TableReader;
 
 const std::vector<std::string>& cluster_file_keys() {
-  static const std::vector<std::string> keys = {"gpus", "models", "framework", "partition", "job_submit", "criusd", "discover"};
+  static const std::vector<std::string> keys = {"gpus", "models", "framework", "partition", "job_submit", "criusd", "discover", "launch"};
   return keys;
 }
 
@@ -30,6 +30,11 @@ const std::vector<std::string>& partition_keys() {
   static const std::vector<std::string> keys = {"name", "gpu", "nodes", "gpus_per_node", "intra_node_bw_gbs",
                                                 "inter_node_bw_gbs", "inter_node_latency_us", "nvlink_domain",
                                                 "numa_nodes", "calibration"};
+  return keys;
+}
+
+const std::vector<std::string>& launch_keys() {
+  static const std::vector<std::string> keys = {"progress_interval_s"};
   return keys;
 }
 
@@ -225,9 +230,14 @@ Result<Cluster> load_cluster(const std::string& path, const std::string& fallbac
   c.table = std::move(*doc);
   TableReader r(c.table, path, "the cluster file");
   if (auto e = r.unknown_keys(cluster_file_keys())) return *e;
-  for (const char* owned : {"job_submit", "criusd", "discover"}) {
+  for (const char* owned : {"job_submit", "criusd", "discover", "launch"}) {
     const toml::node* n = c.table.get(owned);
     if (n && !n->is_table()) return r.bad(owned, "must be a table");
+  }
+  if (const toml::table* launch = c.table["launch"].as_table()) {
+    TableReader lr(*launch, path, "[launch]");
+    if (auto e = lr.unknown_keys(launch_keys())) return *e;
+    CRIUS_TRY_ASSIGN(c.progress_interval_s, lr.number("progress_interval_s", 1, 86400, false));
   }
   fs::path base = fs::path(path).parent_path();
   if (base.empty()) base = ".";

@@ -228,6 +228,9 @@ struct Cluster {
   std::vector<Partition> partitions;
   // The framework of a job that names none (crius.toml(5), framework; crius-train when absent).
   Framework framework;
+  // [launch] progress_interval_s: how often crius-launch writes a job's progress into its
+  // Comment, one slurmctld RPC each (crius.toml(5)).
+  double progress_interval_s = 1200;
   toml::table table;  // the whole parsed file ([job_submit], [spank], [criusd], [scheduler] live here)
   const Partition* find_partition(std::string_view name) const;
 };
@@ -236,9 +239,11 @@ struct Cluster {
 // file's own directory; "" means the built-in <sysconfdir>/crius.
 Result<Cluster> load_cluster(const std::string& path, const std::string& fallback_dir = "");
 // The keys a cluster file may hold at top level ([job_submit] and [criusd] belong to their
-// components, [discover] to crius-discover) and in each [[partition]] (crius.toml(5)).
+// components, [discover] to crius-discover, [launch] to crius-launch) and in each [[partition]]
+// (crius.toml(5)).
 const std::vector<std::string>& cluster_file_keys();
 const std::vector<std::string>& partition_keys();
+const std::vector<std::string>& launch_keys();  // [launch]
 // The directory compiled in as <sysconfdir>/crius.
 std::string default_config_dir();
 // Where the plugins, criusd and the tools find crius.toml: $CRIUS_CONF, else crius.toml

@@ -72,7 +72,7 @@ const std::vector<EnvVar>& env_vars() {
       {"CRIUS_FREE_GPUS_FILE", W::site,
        "overrides [job_submit] free_gpus_file for job_submit, criusd and --crius-explain (crius-lab sets it)"},
       {"CRIUS_MPIRUN", W::site, "the mpirun crius-launch runs"},
-      {"CRIUS_PROGRESS_INTERVAL", W::site, "seconds between crius-launch's progress reports to Slurm (30)"},
+      {"CRIUS_PROGRESS_INTERVAL", W::site, "seconds between crius-launch's progress reports to Slurm ([launch] progress_interval_s, 1200)"},
       {"CRIUS_LAB_DIR", W::site, "a crius-lab cluster's folder (crius-lab sets it): crius-replay starts criusd only there"},
   };
   return vars;

@@ -30,9 +30,10 @@ int rank_exec(const std::vector<std::string>& command);
 // Runs the MPI launcher; when a rank reports a failure, stops the others within
 // kill_after_s. Returns the failed rank's status (or the launcher's).
 // The program's "crius-progress: DONE/TOTAL" lines (job/progress.h) are taken out of its
-// output and the latest is given to on_progress every progress_interval_s, and at the end.
+// output and the latest, when it changed, is given to on_progress at most every
+// progress_interval_s, at once when it is the last iteration, and at the end.
 using ProgressSink = std::function<void(const job::Progress&)>;
 int run_and_watch(const std::vector<std::string>& cmd, int kill_after_s, const ProgressSink& on_progress = {},
-                  double progress_interval_s = 30);
+                  double progress_interval_s = 1200);
 
 }  // namespace crius::launcher

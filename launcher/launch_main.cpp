@@ -13,7 +13,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <filesystem>
 #include <iostream>
+#include <system_error>
 
 #include <CLI/CLI.hpp>
 
@@ -224,6 +227,7 @@ int main(int argc, char** argv) {
   est::Plan plan;
   LaunchSpec spec;
   int record_gpn = 0;  // the Cell's GPUs per node when the plan is the record's
+  std::optional<slurm::JobSeen> job_seen;  // the job as its record's read saw it
   bool shape_flags = !tp.empty() || pp > 0 || !dp.empty() || !stage_layers.empty() || layers > 0;
   if (!plan_file.empty() && shape_flags) {
     std::cerr << kProg << ": --plan and --tp/--pp/--dp/--stage-layers exclude each other\n";
@@ -267,8 +271,12 @@ int main(int argc, char** argv) {
       std::cerr << kProg << ": warning: no Slurm configuration here; running the plan of the job's environment\n";
     } else if (job_id) {
       slurm::init_slurm_client();
-      auto r = slurm::load_job_record(*job_id);
-      if (r) rec = std::move(*r);
+      slurm::JobSeen seen;
+      auto r = slurm::load_job_record(*job_id, &seen);
+      if (r) {
+        rec = std::move(*r);
+        job_seen = std::move(seen);
+      }
       else if (env("CRIUS_PLAN_JSON"))
         std::cerr << kProg << ": warning: " << r.error() << "; running the plan of the job's environment\n";
       else {
@@ -547,9 +555,10 @@ int main(int argc, char** argv) {
     for (const auto& c : cmd) line += (line.empty() ? "" : " ") + c;
     std::cerr << kProg << ": " << line << "\n";
   }
-  // The program's progress goes into the job's Comment, where criusd reads it (crius(7)).
+  // The program's progress goes into the job's Comment, where criusd reads it (crius(7)): one
+  // slurmctld RPC per report, at most once per the site's [launch] progress_interval_s.
   ProgressSink sink;
-  double progress_interval = 30;
+  double progress_interval = 0;
   if (auto job_id = env("SLURM_JOB_ID"); job_id && slurm_here && util::to_int(*job_id) && *util::to_int(*job_id) > 0) {
     if (auto v = env("CRIUS_PROGRESS_INTERVAL")) {
       auto d = util::to_double(*v);
@@ -559,11 +568,20 @@ int main(int argc, char** argv) {
         return kExitUsage;
       }
       progress_interval = *d;
+    } else {
+      progress_interval = est::Cluster{}.progress_interval_s;
+      const std::string site = est::find_crius_conf(CRIUS_SLURM_SYSCONFDIR);
+      if (std::error_code ec; std::filesystem::exists(site, ec)) {
+        if (auto c = est::load_cluster(site)) progress_interval = c->progress_interval_s;
+        else std::cerr << kProg << ": warning: " << c.error() << "; progress reported every " << progress_interval << " s\n";
+      }
     }
-    const auto id = static_cast<std::uint32_t>(*util::to_int(*job_id));
     slurm::init_slurm_client();
-    sink = [id, warned = false](const job::Progress& p) mutable {
-      auto r = slurm::report_progress(id, p);
+    const auto id = static_cast<std::uint32_t>(*util::to_int(*job_id));
+    sink = [reporter = slurm::ProgressReporter(id, job_seen ? &*job_seen : nullptr),
+            warned = false](job::Progress p) mutable {
+      p.at = std::time(nullptr);
+      auto r = reporter.report(p);
       if (!r && !warned) {
         std::cerr << kProg << ": warning: " << r.error() << "\n";
         warned = true;

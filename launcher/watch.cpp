@@ -83,7 +83,7 @@ int run_and_watch(const std::vector<std::string>& cmd, int kill_after_s, const P
   bool eof = false;
   int status = 0;
   bool exited = false;
-  std::optional<job::Progress> progress;
+  std::optional<job::Progress> progress, reported;
   bool progress_new = false;
   auto progress_due = std::chrono::steady_clock::now();
   // The launcher's stderr is echoed as it comes, but for progress lines, which are kept: only
@@ -178,8 +178,13 @@ int run_and_watch(const std::vector<std::string>& cmd, int kill_after_s, const P
       line.clear();
       echoed = 0;
     }
-    if (on_progress && progress_new && std::chrono::steady_clock::now() >= progress_due) {
+    // A report only when the progress changed; the last iteration at once (criusd must not
+    // requeue a job that finished).
+    if (progress_new && reported && *reported == *progress) progress_new = false;
+    if (on_progress && progress_new &&
+        (std::chrono::steady_clock::now() >= progress_due || progress->done >= progress->total)) {
       on_progress(*progress);
+      reported = progress;
       progress_new = false;
       progress_due = std::chrono::steady_clock::now() +
                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -198,7 +203,7 @@ int run_and_watch(const std::vector<std::string>& cmd, int kill_after_s, const P
     }
   }
   close(pfd[0]);
-  if (on_progress && progress_new) on_progress(*progress);
+  if (on_progress && progress_new && !(reported && *reported == *progress)) on_progress(*progress);
   if (first) {
     std::fprintf(stderr, "crius-launch: rank %d on host %s failed (%s); the job was stopped; exit status %d\n",
                  first->rank, first->host.c_str(), first->how.c_str(), first->status);

@@ -24,6 +24,7 @@ bool Context::feasible(const Job& j, const std::string& gpu, int gpus) const {
 bool Context::allowed(const Job& j, int partition, const Cell& shape) const {
   if (const int cap = max_gpus(j); cap > 0 && shape.gpus() > cap) return false;
   if (j.max_nodes > 0 && shape.nodes > j.max_nodes) return false;
+  if (j.max_gpus_per_node > 0 && shape.gpus_per_node > j.max_gpus_per_node) return false;
   if (auto it = j.max_gpus_of_type.find(shape.gpu); it != j.max_gpus_of_type.end() && shape.gpus() > it->second)
     return false;
   if (j.partition_max_nodes.empty()) return true;

@@ -100,7 +100,7 @@ struct Context {
   // Some shape of `gpus` GPUs of `gpu` fits the job in memory (Cell-optimal plan).
   bool feasible(const Job& j, const std::string& gpu, int gpus) const;
   // The resource manager lets `j` have `shape` in `partition` (Job::partition_max_nodes,
-  // Job::max_nodes, max_gpus).
+  // Job::max_nodes, max_gpus_per_node, max_gpus_of_type, max_gpus).
   bool allowed(const Job& j, int partition, const Cell& shape) const;
 };
 

@@ -119,6 +119,7 @@ struct Job {
   // every partition, any size); and the most nodes of any allocation (0: any).
   std::vector<int> partition_max_nodes;
   int max_nodes = 0;
+  int max_gpus_per_node = 0;  // the most GPUs on one node (criusd: MaxTRESPerNode); 0: any
   // The most GPUs of a type it may hold (criusd: the per-type limits of its QOS and association,
   // gres/gpu:TYPE); a type absent: no such bound.
   std::map<std::string, int> max_gpus_of_type;

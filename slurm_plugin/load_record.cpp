@@ -29,12 +29,15 @@ void init_slurm_client() {
   (void)initialised;
 }
 
-Result<std::optional<job::Record>> load_job_record(std::uint32_t id) {
+Result<std::optional<job::Record>> load_job_record(std::uint32_t id, JobSeen* seen) {
   job_info_msg_t* msg = nullptr;
-  if (slurm_load_job(&msg, id, SHOW_DETAIL) != SLURM_SUCCESS)
+  // SHOW_LOCAL: the job runs here; without it libslurm asks slurmctld for the federation first.
+  if (slurm_load_job(&msg, id, SHOW_DETAIL | SHOW_LOCAL) != SLURM_SUCCESS)
     return make_error("cannot read job " + std::to_string(id) + " from slurmctld: " + slurm_strerror(errno));
   std::string comment;
-  if (const slurm_job_info_t* j = find_job(msg, id); j && j->admin_comment) comment = j->admin_comment;
+  const slurm_job_info_t* j = find_job(msg, id);
+  if (j && j->admin_comment) comment = j->admin_comment;
+  if (seen) *seen = {j && j->comment ? j->comment : "", j ? job_id_string(*j) : std::to_string(id)};
   slurm_free_job_info_msg(msg);
   auto rec = job::parse_record(comment);
   if (!rec) return std::optional<job::Record>();
@@ -53,10 +56,10 @@ Result<std::string> node_address(const std::string& node) {
   return addr;
 }
 
-Result<std::optional<job::Record>> load_job_record(const std::string& job_id) {
+Result<std::optional<job::Record>> load_job_record(const std::string& job_id, JobSeen* seen) {
   auto id = util::to_int(job_id);
   if (!id || *id <= 0 || *id > 0xffffffffLL) return make_error("SLURM_JOB_ID '" + job_id + "' is not a job id");
-  return load_job_record(static_cast<std::uint32_t>(*id));
+  return load_job_record(static_cast<std::uint32_t>(*id), seen);
 }
 
 }  // namespace crius::slurm

@@ -15,11 +15,17 @@
 
 namespace crius::slurm {
 
+// What else the read saw of the job: its Comment and Slurm's name for it ("A_T" for a task
+// of an array), for crius-launch's progress reports (job_comment.h), which then need no read.
+struct JobSeen {
+  std::string comment, id;
+};
+
 // nullopt: the job has no crius record; an error: slurmctld did not answer, or
-// the record does not read.
-Result<std::optional<job::Record>> load_job_record(std::uint32_t job_id);
+// the record does not read. With `seen`, it is filled too.
+Result<std::optional<job::Record>> load_job_record(std::uint32_t job_id, JobSeen* seen = nullptr);
 // The same for a job id given as text (SLURM_JOB_ID).
-Result<std::optional<job::Record>> load_job_record(const std::string& job_id);
+Result<std::optional<job::Record>> load_job_record(const std::string& job_id, JobSeen* seen = nullptr);
 
 // Slurm's NodeAddr of a node (its NodeName where NodeAddr is not set): where a job's
 // rendezvous (MASTER_ADDR) is reached, whatever the node is called.

@@ -197,6 +197,9 @@ int submit_post_opt(spank_t sp) {
 int local_user_init(spank_t sp) {
   std::uint32_t job_id = 0;
   if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS || job_id == 0) return 0;
+  // An srun crius-launch runs: it read the record already and hands its ranks the plan's
+  // variables itself (a second read would cost slurmctld a request per job start for nothing).
+  if (std::getenv("CRIUS_LAUNCH_SPEC")) return 0;
   auto rec = slurm::load_job_record(job_id);
   if (!rec) {
     slurm_error("crius: %s; the tasks get no CRIUS_* variables from the job's record", rec.error().c_str());

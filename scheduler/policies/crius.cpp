@@ -46,7 +46,7 @@ Cands ordered(std::vector<Candidate> list) {
 struct CriusPolicy::Memo {
   struct Key {
     std::string model, req_gpu;
-    int batch, stack, req_gpus, cap, max_nodes;
+    int batch, stack, req_gpus, cap, max_nodes, max_gpus_per_node;
     std::vector<int> partition_max_nodes;
     std::map<std::string, int> max_gpus_of_type;
     bool operator==(const Key&) const = default;
@@ -54,7 +54,7 @@ struct CriusPolicy::Memo {
   struct KeyHash {
     std::size_t operator()(const Key& k) const {
       std::size_t h = std::hash<std::string>()(k.model) ^ (std::hash<std::string>()(k.req_gpu) << 1);
-      for (int v : {k.batch, k.stack, k.req_gpus, k.cap, k.max_nodes}) h = h * 1000003 + static_cast<std::size_t>(v);
+      for (int v : {k.batch, k.stack, k.req_gpus, k.cap, k.max_nodes, k.max_gpus_per_node}) h = h * 1000003 + static_cast<std::size_t>(v);
       for (int v : k.partition_max_nodes) h = h * 31 + static_cast<std::size_t>(v + 1);
       for (const auto& [gpu, v] : k.max_gpus_of_type) h = (h * 31 ^ std::hash<std::string>()(gpu)) + static_cast<std::size_t>(v);
       return h;
@@ -210,8 +210,8 @@ Round::Class& Round::job_class(size_t i) {
   if (m_class[i]) return *m_class[i];
   const Job& j = job(i);
   CriusPolicy::Memo::Key key{j.model,    j.req_gpu,           j.global_batch, j.stack().key(),
-                             j.req_gpus, m_ctx.max_gpus(j), j.max_nodes,    j.partition_max_nodes,
-                             j.max_gpus_of_type};
+                             j.req_gpus, m_ctx.max_gpus(j), j.max_nodes,    j.max_gpus_per_node,
+                             j.partition_max_nodes, j.max_gpus_of_type};
   auto [at, fresh] = m_memo.classes.try_emplace(std::move(key));
   Class& c = at->second;
   m_class[i] = &c;

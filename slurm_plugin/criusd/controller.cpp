@@ -779,13 +779,19 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     // limits leave it (other jobs may take that too: the round's changes are counted below).
     {
       GpusNodes cap = per_job_limit(snap, sj);
-      const GpusNodes holding = running ? GpusNodes{rec.cell.gpus(), rec.cell.nodes, {{rec.cell.gpu, rec.cell.gpus()}}}
-                                        : GpusNodes{0, 0, {}};
+      const GpusNodes holding = running ? held_in(rec.cell.gpu, rec.cell.gpus(), rec.cell.nodes, sj.cpus_per_task)
+                                        : GpusNodes{0, 0, {}, 0};
       const GpusNodes left = group_headroom.most(sj, holding);
       auto tighter = [](std::int64_t a, std::int64_t b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); };
       std::map<std::string, std::int64_t> typed = cap.typed;
       for (const auto& [type, n] : left.typed) typed[type] = typed.count(type) ? tighter(typed[type], n) : n;
-      cap = {tighter(cap.gpus, left.gpus), tighter(cap.nodes, left.nodes), typed};
+      cap = {tighter(cap.gpus, left.gpus), tighter(cap.nodes, left.nodes), typed, tighter(cap.cpus, left.cpus)};
+      // Its CPUs follow its GPUs (a task per GPU, cpus_per_task each): a CPU limit bounds the GPUs.
+      const std::int64_t cpt = std::max<std::int64_t>(1, sj.cpus_per_task);
+      if (cap.cpus >= 0) cap.gpus = tighter(cap.gpus, cap.cpus / cpt);
+      const GpusNodes per_node = per_node_limit(snap, sj);
+      const std::int64_t per_node_gpus = tighter(per_node.gpus, per_node.cpus < 0 ? -1 : per_node.cpus / cpt);
+      if (per_node_gpus >= 0) job.max_gpus_per_node = static_cast<int>(std::max<std::int64_t>(per_node_gpus, 0));
       for (const auto& [type, n] : cap.typed)
         if (n >= 0) job.max_gpus_of_type[type] = static_cast<int>(n);
       if (cap.gpus >= 0) job.max_gpus = job.max_gpus > 0 ? std::min<int>(job.max_gpus, static_cast<int>(cap.gpus))
@@ -809,7 +815,7 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       }
       const bool none = std::none_of(job.partition_max_nodes.begin(), job.partition_max_nodes.end(),
                                      [](int m) { return m >= 0; });
-      if (none || cap.gpus == 0 || cap.nodes == 0) {  // it stays as it is; a running job keeps its GPUs
+      if (none || cap.gpus == 0 || cap.nodes == 0 || per_node_gpus == 0) {  // it stays as it is; a running job keeps its GPUs
         skip("no_partition", "Slurm lets it into none of the partitions of crius.toml: " +
              (none ? util::join(refused, "; ") : std::string("its limits allow no GPUs")));
         continue;
@@ -820,8 +826,17 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       job.deadline = static_cast<double>(sj.submit_time + *rec.request.deadline_s);
     job.iterations = rec.request.iters ? static_cast<double>(*rec.request.iters) : m_options.default_iterations;
     // The job's own report of its progress (job/progress.h), bounded by what it asked for.
+    // Reports are sparse ([launch] progress_interval_s, to spare slurmctld): since the last,
+    // a running job is taken to go on at its Cell's estimated speed, for one interval at most
+    // (one that stopped reporting is not assumed to go on), from its start if it reported
+    // before it (a requeued job).
     if (auto p = job::parse_progress_comment(sj.comment)) {
-      job.done_iterations = std::min(static_cast<double>(p->done), job.iterations);
+      double done = static_cast<double>(p->done);
+      if (running && p->at > 0 && status.est_iter_time_s > 0) {
+        const double since = static_cast<double>(snap.now - std::max<std::int64_t>(p->at, sj.start_time));
+        done += std::floor(std::clamp(since, 0.0, m_cluster.progress_interval_s) / status.est_iter_time_s);
+      }
+      job.done_iterations = std::min({done, static_cast<double>(p->total), job.iterations});
       status.done_iterations = job.done_iterations;
     }
     // The work still to do is the user's word, bounded by Slurm's: no more than its time limit
@@ -993,12 +1008,13 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   // over one is dropped, and the job stays as it is.
   {
     GroupLimits group(snap);
-    auto count = [](const sch::Allocation& a) {
-      return a.empty() ? GpusNodes{0, 0, {}} : GpusNodes{a.shape.gpus(), a.shape.nodes, {{a.shape.gpu, a.shape.gpus()}}};
-    };
     std::vector<sch::Decision> kept;
     for (auto& d : decisions) {
       const sch::Job& job = jobs[d.job];
+      const int cpt = crius_jobs[d.job].first->cpus_per_task;
+      auto count = [cpt](const sch::Allocation& a) {
+        return a.empty() ? GpusNodes{0, 0, {}, 0} : held_in(a.shape.gpu, a.shape.gpus(), a.shape.nodes, cpt);
+      };
       const GpusNodes from = count(job.alloc), to = count(d.target);
       if (std::string why = group.change(*crius_jobs[d.job].first, from, to); !why.empty()) {
         round.notes.push_back("job " + std::to_string(crius_jobs[d.job].first->id) + ": " +

@@ -87,26 +87,45 @@ std::int64_t longest_time_limit_s(const Snapshot& s, const SlurmJob& job, const 
   return limit;
 }
 
-GpusNodes per_job_limit(const Snapshot& s, const SlurmJob& job) {
+namespace {
+// `limit` bounded by `by` too, each TRES the smaller.
+void tighten(GpusNodes& limit, const GpusNodes& by) {
+  limit.gpus = tighter(limit.gpus, by.gpus);
+  limit.nodes = tighter(limit.nodes, by.nodes);
+  limit.cpus = tighter(limit.cpus, by.cpus);
+  for (const auto& [type, n] : by.typed) {
+    auto [at, added] = limit.typed.try_emplace(type, n);
+    if (!added) at->second = tighter(at->second, n);
+  }
+}
+
+// The smallest of one limit (`of`) of the job's QOS and of its association and each parent.
+template <typename Of>
+GpusNodes smallest_limit(const Snapshot& s, const SlurmJob& job, Of&& of) {
   GpusNodes limit;
   if (!s.enforce_limits) return limit;
-  auto bound = [&](const GpusNodes& by) {
-    limit.gpus = tighter(limit.gpus, by.gpus);
-    limit.nodes = tighter(limit.nodes, by.nodes);
-    for (const auto& [type, n] : by.typed) {
-      auto [at, added] = limit.typed.try_emplace(type, n);
-      if (!added) at->second = tighter(at->second, n);
-    }
-  };
   for (const SlurmQos& q : s.qos)
-    if (q.name == job.qos) bound(q.max_per_job);
+    if (q.name == job.qos) tighten(limit, of(q));
   auto find = [&](std::uint32_t id) -> const SlurmAssoc* {
     for (const SlurmAssoc& a : s.assocs)
       if (id != 0 && a.id == id) return &a;
     return nullptr;
   };
-  for (const SlurmAssoc* a : chain(job.assoc_id, find)) bound(a->max_per_job);
+  for (const SlurmAssoc* a : chain(job.assoc_id, find)) tighten(limit, of(*a));
   return limit;
+}
+}  // namespace
+
+GpusNodes per_job_limit(const Snapshot& s, const SlurmJob& job) {
+  return smallest_limit(s, job, [](const auto& q_or_a) { return q_or_a.max_per_job; });
+}
+
+GpusNodes per_node_limit(const Snapshot& s, const SlurmJob& job) {
+  return smallest_limit(s, job, [](const auto& q_or_a) { return q_or_a.max_per_node; });
+}
+
+GpusNodes held_in(const std::string& type, std::int64_t gpus, std::int64_t nodes, int cpus_per_task) {
+  return GpusNodes{gpus, nodes, {{type, gpus}}, gpus * std::max(1, cpus_per_task)};
 }
 
 void publish_job_limits(const Snapshot& s, FreeGpus& report) {
@@ -190,6 +209,7 @@ GpusNodes GroupLimits::most(const SlurmJob& job, GpusNodes holding) {
     };
     out.gpus = tighter(out.gpus, left(c->limit.gpus, c->used.gpus, holding.gpus));
     out.nodes = tighter(out.nodes, left(c->limit.nodes, c->used.nodes, holding.nodes));
+    out.cpus = tighter(out.cpus, left(c->limit.cpus, c->used.cpus, holding.cpus));
     for (const auto& [type, limit] : c->limit.typed) {
       const std::int64_t most = left(limit, typed_of(c->used, type), typed_of(holding, type));
       auto [at, added] = out.typed.try_emplace(type, most);
@@ -201,7 +221,8 @@ GpusNodes GroupLimits::most(const SlurmJob& job, GpusNodes holding) {
 
 std::string GroupLimits::change(const SlurmJob& job, GpusNodes from, GpusNodes to) {
   if (!m_enforced) return "";
-  const std::int64_t gpus = to.gpus - from.gpus, nodes = to.nodes - from.nodes;
+  const std::int64_t gpus = to.gpus - from.gpus, nodes = to.nodes - from.nodes,
+                     cpus = std::max<std::int64_t>(0, to.cpus) - std::max<std::int64_t>(0, from.cpus);
   std::vector<Counter*> counters = counters_of(job);
   for (const Counter* c : counters) {
     const std::int64_t used_gpus = std::max<std::int64_t>(0, c->used.gpus),
@@ -212,6 +233,10 @@ std::string GroupLimits::change(const SlurmJob& job, GpusNodes from, GpusNodes t
     if (nodes > 0 && c->limit.nodes >= 0 && used_nodes + nodes > c->limit.nodes)
       return "its nodes would be over the " + c->name + " (node=" + std::to_string(c->limit.nodes) + ", " +
              std::to_string(used_nodes) + " in use)";
+    const std::int64_t used_cpus = std::max<std::int64_t>(0, c->used.cpus);
+    if (cpus > 0 && c->limit.cpus >= 0 && used_cpus + cpus > c->limit.cpus)
+      return "its CPUs would be over the " + c->name + " (cpu=" + std::to_string(c->limit.cpus) + ", " +
+             std::to_string(used_cpus) + " in use)";
     // Per type (gres/gpu:a100=8): Slurm 22.05 does not check them for crius's untyped request.
     for (const auto& [type, limit] : c->limit.typed) {
       const std::int64_t more = typed_of(to, type) - typed_of(from, type), used = typed_of(c->used, type);
@@ -223,6 +248,7 @@ std::string GroupLimits::change(const SlurmJob& job, GpusNodes from, GpusNodes t
   for (Counter* c : counters) {
     c->used.gpus = std::max<std::int64_t>(0, c->used.gpus) + gpus;
     c->used.nodes = std::max<std::int64_t>(0, c->used.nodes) + nodes;
+    c->used.cpus = std::max<std::int64_t>(0, c->used.cpus) + cpus;
     for (const auto& [type, n] : to.typed) c->used.typed[type] = typed_of(c->used, type) + n;
     for (const auto& [type, n] : from.typed) c->used.typed[type] = typed_of(c->used, type) - n;
   }

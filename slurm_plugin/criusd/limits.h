@@ -2,9 +2,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Slurm's rules on who may run what, where, as criusd applies them to every Cell it gives a job
 // (criusd(8), SLURM'S RULES): a partition's access lists, state, node and time limits, and,
-// where Slurm enforces them (AccountingStorageEnforce=limits), the GPU and node limits of the
-// job's QOS and association: per job, per user of the QOS, and for the group (GrpTRES of the
-// QOS and of the association and each of its parents). Read off a Snapshot; nothing here talks
+// where Slurm enforces them (AccountingStorageEnforce=limits), the GPU, node and CPU limits of
+// the job's QOS and association: per job, per node, per user of the QOS, and for the group
+// (GrpTRES of the QOS and of the association and each of its parents). Read off a Snapshot; nothing here talks
 // to Slurm.
 #pragma once
 
@@ -33,9 +33,16 @@ std::int64_t partition_time_limit_s(const Snapshot& s, const SlurmPartition& p);
 // parent's: the smallest is never longer than Slurm allows, and a limit crius sets is this.
 std::int64_t longest_time_limit_s(const Snapshot& s, const SlurmJob& job, const SlurmPartition& p);
 
-// The most GPUs and nodes one job may hold: the per-job limits (MaxTRESPerJob) of its QOS and
-// of its association and its parents, the smallest of each (-1: none, or not enforced).
+// The most GPUs, nodes and CPUs one job may hold: the per-job limits (MaxTRESPerJob) of its QOS
+// and of its association and its parents, the smallest of each (-1: none, or not enforced).
+// Slurm checks none of the CPU and node limits for a job an operator (criusd) changed them of
+// (job_mgr.c sets them "admin set"), nor its time limits: criusd keeps them for it.
 GpusNodes per_job_limit(const Snapshot& s, const SlurmJob& job);
+// The most GPUs and CPUs on each node of a job (MaxTRESPerNode), likewise.
+GpusNodes per_node_limit(const Snapshot& s, const SlurmJob& job);
+// What a job of `cpus_per_task` holds with `gpus` GPUs of `type` on `nodes` nodes: a task per
+// GPU (apply_cell.h), so as many times cpus_per_task CPUs.
+GpusNodes held_in(const std::string& type, std::int64_t gpus, std::int64_t nodes, int cpus_per_task);
 
 // What job_submit needs to keep a new job within the per-job limits (free_gpus.h): each QOS's
 // per-job GPU and node limits, and each user's association's (the smallest along its parents)

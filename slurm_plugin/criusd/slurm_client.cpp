@@ -60,10 +60,10 @@ std::vector<std::string> name_list(const char* s) {
   return util::split(s, ',', true);
 }
 
-// A per-TRES array of slurmctld's association manager (positions as in tres_names) as GPUs and
-// nodes; INFINITE64 and NO_VAL64 are no limit (-1).
+// A per-TRES array of slurmctld's association manager (positions as in tres_names) as GPUs,
+// nodes and CPUs; INFINITE64 and NO_VAL64 are no limit (-1).
 struct TresPositions {
-  int gpu = -1, node = -1;
+  int gpu = -1, node = -1, cpu = -1;
   std::map<std::string, int> typed;  // gres/gpu:TYPE, by type
   GpusNodes of(const uint64_t* values) const {
     GpusNodes out;
@@ -73,6 +73,7 @@ struct TresPositions {
     };
     out.gpus = one(gpu);
     out.nodes = one(node);
+    out.cpus = one(cpu);
     for (const auto& [type, i] : typed)
       if (std::int64_t v = one(i); v >= 0) out.typed[type] = v;
     return out;
@@ -96,6 +97,7 @@ void read_limits(Snapshot& snap, const std::function<std::string(uint32_t)>& use
     if (!msg->tres_names[i]) continue;
     if (std::strcmp(msg->tres_names[i], "gres/gpu") == 0) pos.gpu = static_cast<int>(i);
     if (std::strcmp(msg->tres_names[i], "node") == 0) pos.node = static_cast<int>(i);
+    if (std::strcmp(msg->tres_names[i], "cpu") == 0) pos.cpu = static_cast<int>(i);
     if (std::strncmp(msg->tres_names[i], "gres/gpu:", 9) == 0) pos.typed[msg->tres_names[i] + 9] = static_cast<int>(i);
   }
   if (msg->assoc_list) {
@@ -110,6 +112,7 @@ void read_limits(Snapshot& snap, const std::function<std::string(uint32_t)>& use
       if (a->user) assoc.uid = a->uid;
       assoc.default_qos_id = a->def_qos_id == NO_VAL ? 0 : a->def_qos_id;
       assoc.max_per_job = pos.of(a->max_tres_ctld);
+      assoc.max_per_node = pos.of(a->max_tres_pn_ctld);
       assoc.grp = pos.of(a->grp_tres_ctld);
       assoc.max_wall_s = minutes_s(a->max_wall_pj);
       if (a->usage) assoc.used = pos.of(a->usage->grp_used_tres);
@@ -124,6 +127,7 @@ void read_limits(Snapshot& snap, const std::function<std::string(uint32_t)>& use
       qos.id = q->id;
       qos.name = str(q->name);
       qos.max_per_job = pos.of(q->max_tres_pj_ctld);
+      qos.max_per_node = pos.of(q->max_tres_pn_ctld);
       qos.max_per_user = pos.of(q->max_tres_pu_ctld);
       qos.grp = pos.of(q->grp_tres_ctld);
       qos.max_wall_s = minutes_s(q->max_wall_pj);
@@ -213,17 +217,51 @@ std::vector<std::string> expand_hostlist(const char* expr) {
 
 }  // namespace
 
-SlurmClient::SlurmClient(const std::string& conf) { slurm_init(conf.empty() ? nullptr : conf.c_str()); }
-SlurmClient::~SlurmClient() { slurm_fini(); }
+struct SlurmClient::Held {
+  slurm_conf_t* conf = nullptr;
+  node_info_msg_t* nodes = nullptr;
+  partition_info_msg_t* parts = nullptr;
+  reserve_info_msg_t* resvs = nullptr;
+  job_info_msg_t* jobs = nullptr;
+  ~Held() {
+    if (conf) slurm_free_ctl_conf(conf);
+    if (nodes) slurm_free_node_info_msg(nodes);
+    if (parts) slurm_free_partition_info_msg(parts);
+    if (resvs) slurm_free_reservation_info_msg(resvs);
+    if (jobs) slurm_free_job_info_msg(jobs);
+  }
+};
+
+namespace {
+// `held` made current: `load(since, &fresh)` asks slurmctld for a table newer than the one held
+// (since 0: any). Whether `held` is current: the new answer, or the one held if nothing changed.
+template <typename Msg, typename Load, typename Free>
+bool refresh(Msg*& held, Load&& load, Free&& release) {
+  Msg* fresh = nullptr;
+  if (load(held ? held->last_update : 0, &fresh) == SLURM_SUCCESS && fresh) {
+    if (held) release(held);
+    held = fresh;
+    return true;
+  }
+  return held && errno == SLURM_NO_CHANGE_IN_DATA;
+}
+}  // namespace
+
+SlurmClient::SlurmClient(const std::string& conf) : m_held(std::make_unique<Held>()) {
+  slurm_init(conf.empty() ? nullptr : conf.c_str());
+}
+SlurmClient::~SlurmClient() {
+  m_held.reset();
+  slurm_fini();
+}
 
 Result<SlurmClient::Controllers> SlurmClient::controllers() {
-  slurm_conf_t* conf = nullptr;
-  if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS) return slurm_failure("slurm_load_ctl_conf");
+  if (!refresh(m_held->conf, slurm_load_ctl_conf, slurm_free_ctl_conf)) return slurm_failure("slurm_load_ctl_conf");
+  const slurm_conf_t* conf = m_held->conf;
   Controllers c;
   for (uint32_t i = 0; conf->control_machine && i < conf->control_cnt; ++i) c.hosts.push_back(str(conf->control_machine[i]));
   c.state_save_location = str(conf->state_save_location);
   c.timeout_s = conf->slurmctld_timeout;
-  slurm_free_ctl_conf(conf);
   return c;
 }
 
@@ -233,15 +271,15 @@ Result<Snapshot> SlurmClient::snapshot() {
   Snapshot snap;
   snap.now = std::time(nullptr);
 
-  node_info_msg_t* nodes = nullptr;
+  Held& held = *m_held;
   // SHOW_DETAIL fills gres_used; node partitions come from the partition table.
-  if (slurm_load_node(0, &nodes, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) return slurm_failure("slurm_load_node");
-  partition_info_msg_t* parts = nullptr;
-  if (slurm_load_partitions(0, &parts, SHOW_ALL) != SLURM_SUCCESS) {
-    slurm_free_node_info_msg(nodes);
-    return slurm_failure("slurm_load_partitions");
-  }
-  slurm_populate_node_partitions(nodes, parts);
+  auto load_nodes = [](time_t since, node_info_msg_t** out) { return slurm_load_node(since, out, SHOW_ALL | SHOW_DETAIL); };
+  auto load_parts = [](time_t since, partition_info_msg_t** out) { return slurm_load_partitions(since, out, SHOW_ALL); };
+  if (!refresh(held.nodes, load_nodes, slurm_free_node_info_msg)) return slurm_failure("slurm_load_node");
+  if (!refresh(held.parts, load_parts, slurm_free_partition_info_msg)) return slurm_failure("slurm_load_partitions");
+  node_info_msg_t* nodes = held.nodes;
+  const partition_info_msg_t* parts = held.parts;
+  slurm_populate_node_partitions(nodes, const_cast<partition_info_msg_t*>(parts));
   for (uint32_t i = 0; i < parts->record_count; ++i) {
     const partition_info_t& p = parts->partition_array[i];
     SlurmPartition part;
@@ -258,7 +296,6 @@ Result<Snapshot> SlurmClient::snapshot() {
     resolve_groups(part);
     snap.partitions.push_back(std::move(part));
   }
-  slurm_free_partition_info_msg(parts);
   for (uint32_t i = 0; i < nodes->record_count; ++i) {
     const node_info_t& n = nodes->node_array[i];
     if (!n.name) continue;
@@ -276,10 +313,10 @@ Result<Snapshot> SlurmClient::snapshot() {
                                base == NODE_STATE_MIXED);
     snap.nodes.push_back(std::move(node));
   }
-  slurm_free_node_info_msg(nodes);
 
-  reserve_info_msg_t* resvs = nullptr;
-  if (slurm_load_reservations(0, &resvs) != SLURM_SUCCESS) return slurm_failure("slurm_load_reservations");
+  if (!refresh(held.resvs, slurm_load_reservations, slurm_free_reservation_info_msg))
+    return slurm_failure("slurm_load_reservations");
+  const reserve_info_msg_t* resvs = held.resvs;
   for (uint32_t i = 0; i < resvs->record_count; ++i) {
     const reserve_info_t& r = resvs->reservation_array[i];
     SlurmReservation resv;
@@ -290,12 +327,9 @@ Result<Snapshot> SlurmClient::snapshot() {
     if (!resv.all_nodes) resv.nodes = expand_hostlist(r.node_list);
     snap.reservations.push_back(std::move(resv));
   }
-  slurm_free_reservation_info_msg(resvs);
 
-  slurm_conf_t* conf = nullptr;
-  if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS) return slurm_failure("slurm_load_ctl_conf");
-  snap.enforce_limits = (conf->accounting_storage_enforce & kEnforceLimits) != 0;
-  slurm_free_ctl_conf(conf);
+  if (!refresh(held.conf, slurm_load_ctl_conf, slurm_free_ctl_conf)) return slurm_failure("slurm_load_ctl_conf");
+  snap.enforce_limits = (held.conf->accounting_storage_enforce & kEnforceLimits) != 0;
   std::map<uint32_t, std::string> users;  // uid -> name, once per snapshot
   auto user_of = [&](uint32_t uid) -> std::string {
     auto it = users.find(uid);
@@ -303,8 +337,9 @@ Result<Snapshot> SlurmClient::snapshot() {
   };
   read_limits(snap, user_of);
 
-  job_info_msg_t* jobs = nullptr;
-  if (slurm_load_jobs(0, &jobs, SHOW_ALL) != SLURM_SUCCESS) return slurm_failure("slurm_load_jobs");
+  auto load_jobs = [](time_t since, job_info_msg_t** out) { return slurm_load_jobs(since, out, SHOW_ALL); };
+  if (!refresh(held.jobs, load_jobs, slurm_free_job_info_msg)) return slurm_failure("slurm_load_jobs");
+  const job_info_msg_t* jobs = held.jobs;
   std::map<std::string, std::vector<std::string>> groups;  // user -> group names, once per snapshot
   const bool any_allow_groups = std::any_of(snap.partitions.begin(), snap.partitions.end(),
                                             [](const SlurmPartition& p) { return !p.allow_groups.empty(); });
@@ -355,7 +390,6 @@ Result<Snapshot> SlurmClient::snapshot() {
     job.qos = str(j.qos);
     snap.jobs.push_back(std::move(job));
   }
-  slurm_free_job_info_msg(jobs);
   return snap;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,13 @@ class SlurmClient {
   // Requeue a running batch job and hold it (so that it cannot restart before criusd gave it its
   // new Cell). The error's code is Slurm's (ESLURM_BATCH_ONLY, ESLURM_DISABLED, ...).
   Result<void> requeue_held(const std::string& job);
+
+ private:
+  // The last answer of each table read, kept: the next read asks only for a newer one, and
+  // slurmctld answers "no change" without the table when there is none (as squeue --iterate
+  // reads). Spares slurmctld the dumps of a large cluster between changes.
+  struct Held;
+  std::unique_ptr<Held> m_held;
 };
 
 }  // namespace crius::slurm

@@ -11,6 +11,7 @@ namespace {
 nlohmann::json gn_json(const GpusNodes& g) {
   nlohmann::json j = {{"gpus", g.gpus}, {"nodes", g.nodes}};
   if (!g.typed.empty()) j["typed"] = g.typed;
+  if (g.cpus >= 0) j["cpus"] = g.cpus;
   return j;
 }
 GpusNodes gn_value(const nlohmann::json& v, std::int64_t absent) {
@@ -18,6 +19,7 @@ GpusNodes gn_value(const nlohmann::json& v, std::int64_t absent) {
   g.gpus = v.value("gpus", absent);
   g.nodes = v.value("nodes", absent);
   g.typed = v.value("typed", std::map<std::string, std::int64_t>{});
+  g.cpus = v.value("cpus", absent);
   return g;
 }
 GpusNodes gn_from(const nlohmann::json& j, const char* key) {
@@ -66,7 +68,8 @@ nlohmann::json to_json(const Snapshot& s) {
   for (const auto& q : s.qos) {
     nlohmann::json by_user = nlohmann::json::object();
     for (const auto& [user, used] : q.used_by_user) by_user[user] = gn_json(used);
-    j["qos"].push_back({{"id", q.id}, {"name", q.name}, {"max_per_job", gn_json(q.max_per_job)}, {"max_per_user", gn_json(q.max_per_user)},
+    j["qos"].push_back({{"id", q.id}, {"name", q.name}, {"max_per_job", gn_json(q.max_per_job)},
+                        {"max_per_node", gn_json(q.max_per_node)}, {"max_per_user", gn_json(q.max_per_user)},
                         {"grp", gn_json(q.grp)}, {"used", gn_json(q.used)}, {"used_by_user", by_user},
                         {"max_wall_s", q.max_wall_s}});
   }
@@ -76,7 +79,8 @@ nlohmann::json to_json(const Snapshot& s) {
   for (const auto& a : s.assocs)
     j["assocs"].push_back({{"id", a.id}, {"parent_id", a.parent_id}, {"user", a.user}, {"account", a.account},
                            {"uid", a.uid}, {"default_qos_id", a.default_qos_id},
-                           {"partition", a.partition}, {"max_per_job", gn_json(a.max_per_job)}, {"grp", gn_json(a.grp)},
+                           {"partition", a.partition}, {"max_per_job", gn_json(a.max_per_job)},
+                           {"max_per_node", gn_json(a.max_per_node)}, {"grp", gn_json(a.grp)},
                            {"used", gn_json(a.used)}, {"max_wall_s", a.max_wall_s}});
   return j;
 }
@@ -171,6 +175,7 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& 
       qos.id = q.value("id", std::uint32_t{0});
       qos.name = q.at("name").get<std::string>();
       qos.max_per_job = gn_from(q, "max_per_job");
+      qos.max_per_node = gn_from(q, "max_per_node");
       qos.max_per_user = gn_from(q, "max_per_user");
       qos.grp = gn_from(q, "grp");
       qos.used = gn_from(q, "used");
@@ -191,6 +196,7 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& 
       assoc.uid = a.value("uid", std::uint32_t{0});
       assoc.default_qos_id = a.value("default_qos_id", std::uint32_t{0});
       assoc.max_per_job = gn_from(a, "max_per_job");
+      assoc.max_per_node = gn_from(a, "max_per_node");
       assoc.grp = gn_from(a, "grp");
       assoc.used = gn_from(a, "used");
       assoc.max_wall_s = a.value("max_wall_s", std::int64_t{-1});

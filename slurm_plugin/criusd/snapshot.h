@@ -28,14 +28,15 @@ struct SlurmNode {
   std::vector<std::string> features;  // its node features (the GPU type may be one)
 };
 
-// GPUs and nodes: a limit (-1: none) or a count in use.
+// GPUs, nodes and CPUs: a limit (-1: none) or a count in use.
 struct GpusNodes {
   GpusNodes() = default;
-  GpusNodes(std::int64_t g, std::int64_t n, std::map<std::string, std::int64_t> t = {})
-      : gpus(g), nodes(n), typed(std::move(t)) {}
+  GpusNodes(std::int64_t g, std::int64_t n, std::map<std::string, std::int64_t> t = {}, std::int64_t c = -1)
+      : gpus(g), nodes(n), typed(std::move(t)), cpus(c) {}
   std::int64_t gpus = -1, nodes = -1;
   // GPUs of each type (gres/gpu:TYPE, by the type): a limit, or what is in use; absent: none.
   std::map<std::string, std::int64_t> typed;
+  std::int64_t cpus = -1;
   bool operator==(const GpusNodes&) const = default;
 };
 
@@ -54,14 +55,15 @@ struct SlurmPartition {
 };
 
 // A QOS's and an association's TRES limits and what their jobs use now (slurmctld's
-// association manager, as `scontrol show assoc_mgr` shows them), for GPUs and nodes, and the
-// longest time limit a job may have (MaxWall, -1: none).
+// association manager, as `scontrol show assoc_mgr` shows them), for GPUs, nodes and CPUs, and
+// the longest time limit a job may have (MaxWall, -1: none). max_per_node: MaxTRESPerNode.
 struct SlurmQos {
   std::uint32_t id = 0;
   std::string name;
   GpusNodes max_per_job, max_per_user, grp, used;
   std::map<std::string, GpusNodes> used_by_user;  // user name -> in use
   std::int64_t max_wall_s = -1;
+  GpusNodes max_per_node;
 };
 struct SlurmAssoc {
   std::uint32_t id = 0, parent_id = 0;  // parent_id 0: the root
@@ -69,6 +71,7 @@ struct SlurmAssoc {
   std::uint32_t uid = 0, default_qos_id = 0;  // of a user's association; 0: none
   GpusNodes max_per_job, grp, used;
   std::int64_t max_wall_s = -1;
+  GpusNodes max_per_node;
 };
 
 struct SlurmJob {

@@ -60,8 +60,8 @@ export CRIUS_PROGRESS_INTERVAL=1
 run='exec crius-launch --launcher srun -- crius-train --emulate -q --time-scale 25'
 id=$(sbatch --parsable -o progress.out --crius-model=bert__1.3B --crius-global-batch=256 --crius-iters=500 --wrap "$run") ||
   fail "sbatch progress job"
-for _ in $(seq 150); do job_field "$id" Comment | grep -q '^crius-progress=[1-9][0-9]*/500$' && break; sleep 0.2; done
-job_field "$id" Comment | grep -q '^crius-progress=[1-9][0-9]*/500$' ||
+for _ in $(seq 150); do job_field "$id" Comment | grep -q '^crius-progress=[1-9][0-9]*/500@[0-9]*$' && break; sleep 0.2; done
+job_field "$id" Comment | grep -q '^crius-progress=[1-9][0-9]*/500@[0-9]*$' ||
   { cat progress.out; fail "the job reported no progress: Comment=$(job_field "$id" Comment)"; }
 ! grep -q crius-progress progress.out || fail "progress lines leaked into the job's output"
 remain() { criusd --status 2>/dev/null | awk -v j="$id" '$1 == j && $6 == "in" { print $9, $10 }'; }
@@ -94,8 +94,8 @@ PY
 id=$(sbatch --parsable -o mlog.out --crius-model=bert__1.3B --crius-global-batch=256 \
   --wrap "exec crius-launch --launcher srun --progress-regex megatron -- /usr/bin/python3 $TEST_TMP/mlog.py") ||
   fail "sbatch megatron-log job"
-for _ in $(seq 150); do job_field "$id" Comment | grep -q '^crius-progress=[1-9][0-9]*/400$' && break; sleep 0.2; done
-job_field "$id" Comment | grep -q '^crius-progress=[1-9][0-9]*/400$' ||
+for _ in $(seq 150); do job_field "$id" Comment | grep -q '^crius-progress=[1-9][0-9]*/400@[0-9]*$' && break; sleep 0.2; done
+job_field "$id" Comment | grep -q '^crius-progress=[1-9][0-9]*/400@[0-9]*$' ||
   { cat mlog.out; fail "Megatron's iteration lines gave no progress: Comment=$(job_field "$id" Comment)"; }
 criusd --status >mstatus.out 2>/dev/null
 done_m=$(awk -v j="$id" '$1 == j && $6 == "in" { print $9 }' mstatus.out)

@@ -15,8 +15,8 @@
 #     shows gres/gpu:v100 for its first run and gres/gpu:a100 for its second in sacct (crius
 #     asks Slurm 22.05 for untyped GPUs and a type feature, which is what lets a pending job
 #     change type; the allocation is typed, per node);
-#  5. an account with GrpTRES=gres/gpu=12: a movable job on 8 GPUs with 8 more free beside it
-#     is not grown to 16 (without the limit, it is);
+#  5. an account with GrpTRES=gres/gpu=12, then one with GrpTRES=cpu=12: a movable job on 8
+#     GPUs with 8 more free beside it is not grown to 16 (without the limit, it is);
 #  6. [job_submit] time_limit_factor = 2 (on in this whole test) and a QOS with MaxWall=30: a
 #     job of that QOS submitted before criusd's report knew of it gets crius's limit of many
 #     hours and pends as QOSMaxWallDurationPerJobLimit; criusd sets its limit again within the
@@ -126,6 +126,12 @@ sacctmgr -i modify account "$acct" set GrpTRES=gres/gpu=12 >/dev/null || fail "s
 for _ in $(seq 50); do scontrol show assoc_mgr flags=assoc accounts="$acct" 2>/dev/null | grep -q 'GrpTRES=.*gres/gpu=12' && break; sleep 0.2; done
 [ "$(grows)" -le 8 ] || fail "criusd would grow job $r past its account's GrpTRES=gres/gpu=12"
 sacctmgr -i modify account "$acct" set GrpTRES=gres/gpu=-1 >/dev/null
+# CPUs (a task per GPU, one CPU each here): Slurm does not check them for a job criusd changed.
+sacctmgr -i modify account "$acct" set GrpTRES=cpu=12 >/dev/null || fail "sacctmgr modify account"
+for _ in $(seq 50); do scontrol show assoc_mgr flags=assoc accounts="$acct" 2>/dev/null | grep -q 'GrpTRES=cpu=12' && break; sleep 0.2; done
+scontrol show assoc_mgr flags=assoc accounts="$acct" | grep -q 'GrpTRES=cpu=12' || fail "slurmctld does not know GrpTRES=cpu=12"
+[ "$(grows)" -le 8 ] || fail "criusd would grow job $r past its account's GrpTRES=cpu=12"
+sacctmgr -i modify account "$acct" set GrpTRES=cpu=-1 >/dev/null
 scancel -u "$(id -un)"
 
 ### 6. A time limit crius set, within the QOS's MaxWall.

@@ -180,8 +180,12 @@ BOOST_AUTO_TEST_CASE(crius_toml_keys_are_documented_and_read) {
     if (k == "gpus" || k == "models" || k == "framework") top_level.insert(k);
   }
   top_level.insert("partition");  // the .SS [[partition]] heading
+  Names launch_doc = documented_keys("crius.toml.5", "CLUSTER FILE", "[launch]");
+  if (!launch_doc.empty()) top_level.insert("launch");  // the .SS [launch] heading
   Names accepted(est::cluster_file_keys().begin(), est::cluster_file_keys().end());
   BOOST_TEST(top_level == accepted, "documented: " << list(top_level) << "\naccepted:   " << list(accepted));
+  Names launch(est::launch_keys().begin(), est::launch_keys().end());
+  BOOST_TEST(launch_doc == launch, "documented: " << list(launch_doc) << "\naccepted:   " << list(launch));
 
   Names part_doc = documented_keys("crius.toml.5", "CLUSTER FILE", "[[partition]]");
   Names part(est::partition_keys().begin(), est::partition_keys().end());
@@ -208,4 +212,12 @@ BOOST_AUTO_TEST_CASE(progress_reports_parse_strictly) {
     BOOST_TEST(!crius::job::parse_progress_line(bad), bad);
   BOOST_TEST(!crius::job::parse_progress_comment("crius-progress: 1/5"));
   BOOST_TEST(!crius::job::parse_progress_comment("crius-progress=1/5\nx"));
+  // A Comment carries the time of its report; one without (an older crius-launch's) still reads.
+  BOOST_TEST(crius::job::progress_comment({7, 9, 1796618601}) == "crius-progress=7/9@1796618601");
+  BOOST_TEST((crius::job::parse_progress_comment("crius-progress=7/9@1796618601") == Progress{7, 9, 1796618601}));
+  BOOST_TEST((crius::job::parse_progress_comment("crius-progress=7/9") == Progress{7, 9, 0}));
+  for (const char* bad : {"crius-progress=7/9@", "crius-progress=7/9@x", "crius-progress=7/9@1@2", "crius-progress=7@1/9",
+                          "crius-progress=7/9@-1", "crius-progress=7/9@99999999999999"})
+    BOOST_TEST(!crius::job::parse_progress_comment(bad), bad);
+  BOOST_TEST(!crius::job::parse_progress_line("crius-progress: 7/9@1796618601"));
 }

@@ -1541,6 +1541,45 @@ BOOST_FIXTURE_TEST_CASE(declared_iterations_are_bounded_by_the_time_limit, Fixtu
   BOOST_TEST(remaining() == 2600, boost::test_tools::tolerance(1e-6));
 }
 
+// Progress reports are sparse: between two, a running job goes on at its estimated speed, for
+// one [launch] progress_interval_s at most, and counted from its start when it reported before it.
+BOOST_FIXTURE_TEST_CASE(progress_between_reports_goes_on_at_the_estimated_speed, Fixture) {
+  job::Record rec = make_record("a100:1x8:1", "a100");
+  rec.request.iters = 1'000'000;
+  SlurmJob j = slurm_job(1, "RUNNING", job::to_text(rec), {"a100-1"});
+  j.start_time = 4000;
+  Snapshot s;
+  s.nodes = {node("a100-1", "a100", 8)};
+  Controller c(*cluster, {});
+  auto seen = [&](std::int64_t now, const std::string& comment) {
+    s.now = now;
+    j.comment = comment;
+    s.jobs = {j};
+    auto round = c.decide(s);
+    BOOST_TEST_REQUIRE(round.ok(), why(round));
+    BOOST_TEST_REQUIRE(round->jobs.size() == 1u);
+    return std::pair(round->jobs[0].done_iterations, round->jobs[0].est_iter_time_s);
+  };
+  const double interval = cluster->progress_interval_s;
+  BOOST_TEST(interval == 1200);
+  const auto [untimed, t] = seen(9000, "crius-progress=100/1000000");  // an older crius-launch's: as it is
+  BOOST_TEST(untimed == 100);
+  BOOST_TEST_REQUIRE(t > 0);
+  BOOST_TEST(seen(5000, "crius-progress=100/1000000@5000").first == 100);
+  BOOST_TEST(seen(5300, "crius-progress=100/1000000@5000").first == 100 + std::floor(300 / t));
+  BOOST_TEST(seen(9000, "crius-progress=100/1000000@5000").first == 100 + std::floor(interval / t));
+  // Reported before this start (then requeued): from the start.
+  BOOST_TEST(seen(4100, "crius-progress=100/1000000@3000").first == 100 + std::floor(100 / t));
+  // A report from the future (clocks apart) adds nothing.
+  BOOST_TEST(seen(5000, "crius-progress=100/1000000@6000").first == 100);
+  // Never past the total.
+  BOOST_TEST(seen(9000, "crius-progress=999999/1000000@5000").first == 1000000);
+  // A pending job is not going on.
+  j.state = "PENDING";
+  j.nodes.clear();
+  BOOST_TEST(seen(9000, "crius-progress=100/1000000@5000").first == 100);
+}
+
 // Slurm's rules (limits.h): every Cell criusd gives a job is one Slurm lets it have.
 BOOST_FIXTURE_TEST_CASE(partition_access_and_size_limits, Fixture) {
   // v100 is full; a100 idle. The job waits on v100 and would move to a100.
@@ -1710,6 +1749,56 @@ BOOST_FIXTURE_TEST_CASE(qos_and_association_limits, Fixture) {
   for (const auto& n : round->notes)
     said = said || n.find("its a100 GPUs would be over the GrpTRES of account lab (gres/gpu:a100=12") != std::string::npos;
   BOOST_TEST(said);
+  // CPUs: a task per GPU, cpus_per_task each. Slurm does not check CPU limits for a job criusd
+  // changed (it is an operator), so criusd keeps them: QOS MaxTRESPerJob=cpu=16 at 4 CPUs a
+  // task is 4 GPUs; the account's GrpTRES=cpu=32 with 8 in use (the job's 2 tasks) is 8, and
+  // with 8 more in use by others 6 (a Cell of 4).
+  s = snapshot();
+  s.jobs[0].cpus_per_task = 4;
+  s.qos[0].max_per_job = GpusNodes(-1, -1, {}, 16);
+  BOOST_TEST(grown_to(s) == 4);
+  s = snapshot();
+  s.jobs[0].cpus_per_task = 4;
+  s.assocs[1].grp = GpusNodes(-1, -1, {}, 32);
+  s.assocs[1].used = GpusNodes(2, 1, {}, 8);
+  BOOST_TEST(grown_to(s) == 8);
+  s.assocs[1].used = GpusNodes(4, 2, {}, 16);
+  BOOST_TEST(grown_to(s) == 4);
+  s.jobs[0].cpus_per_task = 1;  // the same limit at one CPU a task: not what stops it
+  BOOST_TEST(grown_to(s) > 8);
+  // The round's own changes count in CPUs too, with a note naming the limit.
+  s = snapshot();
+  s.jobs[0].cpus_per_task = 2;
+  s.assocs[1].grp = GpusNodes(-1, -1, {}, 24);  // 12 GPUs' worth, 4 of them in use
+  s.jobs.push_back(second);
+  s.jobs.back().cpus_per_task = 2;
+  s.nodes[1].gpus_used = 2;
+  s.assocs[1].used = s.assocs[0].used = GpusNodes(4, 2, {}, 8);
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  added = 0;
+  for (const auto& a : round->actions) added += a.to.gpus() - 2;
+  BOOST_TEST(added <= 8);  // (24 - 8) CPUs / 2 a task
+  BOOST_TEST(added > 0);
+  said = round->actions.size() < 2;
+  for (const auto& n : round->notes)
+    said = said || n.find("its CPUs would be over the GrpTRES of account lab (cpu=24, ") != std::string::npos;
+  BOOST_TEST(said);
+  // Per node (MaxTRESPerNode): gres/gpu=4 of the QOS, or cpu=8 of the association at 4 CPUs a
+  // task, bound the GPUs on each node, not the job's.
+  s = snapshot();
+  s.qos[0].max_per_node = GpusNodes(4, -1);
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST_REQUIRE(round->actions.size() == 1u);
+  BOOST_TEST(round->actions[0].to.gpus_per_node <= 4);
+  BOOST_TEST(round->actions[0].to.gpus() > 4);
+  s = snapshot();
+  s.jobs[0].cpus_per_task = 4;
+  s.assocs[2].max_per_node = GpusNodes(-1, -1, {}, 8);
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  for (const auto& a : round->actions) BOOST_TEST(a.to.gpus_per_node <= 2);
   // A job pending because its Cell is over a limit (QOSMaxGRESPerJob) gets one within it.
   s = snapshot();
   s.qos[0].max_per_job = {8, -1};

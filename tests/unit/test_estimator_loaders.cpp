@@ -178,6 +178,17 @@ BOOST_AUTO_TEST_CASE(cluster_file) {
     auto u = est::load_cluster(write("c.toml", std::string(kPart) + unread));
     BOOST_TEST(!u.ok(), unread);
   }
+  // [launch]: crius-launch's progress interval, bounded and named in errors.
+  BOOST_TEST(ok->progress_interval_s == 1200);
+  auto launch = est::load_cluster(write("c.toml", std::string(kPart) + "[launch]\nprogress_interval_s = 60\n"));
+  BOOST_REQUIRE_MESSAGE(launch.ok(), (launch.ok() ? std::string() : launch.error()));
+  BOOST_TEST(launch->progress_interval_s == 60);
+  for (const char* bad_launch : {"[launch]\nprogress_interval_s = 0\n", "[launch]\nprogress_interval_s = \"60\"\n",
+                                 "[launch]\nprogress_interval = 60\n", "launch = 60\n"}) {
+    auto b = est::load_cluster(write("c.toml", std::string(kPart) + bad_launch));
+    BOOST_TEST(!b.ok(), bad_launch);
+    if (!b.ok()) BOOST_TEST((contains(b.error(), "progress_interval") || contains(b.error(), "'launch'")), b.error());
+  }
   auto path = write("c.toml", std::string(kPart) + "[bogus]\n");
   auto bad = est::load_cluster(path);
   BOOST_REQUIRE(!bad.ok());
