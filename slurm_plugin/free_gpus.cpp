@@ -44,14 +44,26 @@ Binding binding(const FreeGpus& f, const std::string& partition, const Submitter
 }
 }  // namespace
 
-bool FreeGpus::fits(const estimator::Cell& cell) const {
+// Whether node `i` of `partition` has no reservation beginning before `until` (0: never ends).
+bool FreeGpus::clear_until(const std::string& partition, std::size_t i, std::int64_t until) const {
+  for (const auto& [name, from] : reserved_from)
+    if (name == partition) {
+      if (i >= from.size() || from[i] == 0) return true;
+      return until > 0 && from[i] >= until;
+    }
+  return true;
+}
+
+bool FreeGpus::fits(const estimator::Cell& cell, std::int64_t until) const {
   const std::vector<int>* nodes = nodes_of(*this, cell.partition);
   if (!nodes || cell.nodes <= 0) return false;
-  auto holding = std::count_if(nodes->begin(), nodes->end(), [&](int f) { return f >= cell.gpus_per_node; });
+  int holding = 0;
+  for (std::size_t i = 0; i < nodes->size(); ++i)
+    holding += (*nodes)[i] >= cell.gpus_per_node && clear_until(cell.partition, i, until);
   return holding >= cell.nodes;
 }
 
-void FreeGpus::take(const estimator::Cell& cell) {
+void FreeGpus::take(const estimator::Cell& cell, std::int64_t until) {
   for (auto& part : partitions) {
     if (part.first != cell.partition) continue;
     std::vector<int>& nodes = part.second;
@@ -60,7 +72,7 @@ void FreeGpus::take(const estimator::Cell& cell) {
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return nodes[a] < nodes[b]; });
     int left = cell.nodes;
     for (std::size_t i : order)
-      if (left > 0 && nodes[i] >= cell.gpus_per_node) {
+      if (left > 0 && nodes[i] >= cell.gpus_per_node && clear_until(cell.partition, i, until)) {
         nodes[i] -= cell.gpus_per_node;
         --left;
       }
@@ -143,13 +155,18 @@ int FreeGpus::free_gpus(const std::string& partition) const {
 std::string to_text(const FreeGpus& f) {
   std::ostringstream o;
   o << "# the GPUs criusd's policy left free, per node, and who each partition lets in (criusd(8))\n";
-  o << "crius-free-gpus 5\n";
+  o << "crius-free-gpus 6\n";
   o << "time " << f.time << "\n";
   o << "interval_s " << util::fmt(f.interval_s, 9) << "\n";
   o << "waiting " << f.waiting << "\n";
   for (const auto& [name, nodes] : f.partitions) {
     o << "partition " << name;
     for (int n : nodes) o << ' ' << n;
+    o << "\n";
+  }
+  for (const auto& [name, from] : f.reserved_from) {
+    o << "reserved " << name;
+    for (std::int64_t t : from) o << ' ' << t;
     o << "\n";
   }
   auto names = [](const std::vector<std::string>& l) { return util::join(l, ","); };
@@ -181,7 +198,7 @@ Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& sourc
     return make_error(source + ": larger than " + std::to_string(kMaxFreeGpusBytes) + " bytes");
   FreeGpus f;
   bool header = false, have_time = false, have_interval = false;
-  int line_no = 0, nodes = 0, access_names = 0;
+  int line_no = 0, nodes = 0, reserved = 0, access_names = 0;
   std::size_t pos = 0;
   while (pos < text.size()) {
     std::size_t end = text.find('\n', pos);
@@ -195,8 +212,8 @@ Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& sourc
     if (line.empty() || line.front() == '#') continue;
     std::vector<std::string> words = util::split(line, ' ', true);
     if (!header) {
-      if (words.size() != 2 || words[0] != "crius-free-gpus" || words[1].size() != 1 || words[1][0] < '1' || words[1][0] > '5')
-        return bad("not a crius free-GPU report (expected \"crius-free-gpus 5\")");
+      if (words.size() != 2 || words[0] != "crius-free-gpus" || words[1].size() != 1 || words[1][0] < '1' || words[1][0] > '6')
+        return bad("not a crius free-GPU report (expected \"crius-free-gpus 6\")");
       header = true;
     } else if (words[0] == "time" && words.size() == 2) {
       auto v = util::to_int(words[1]);
@@ -226,6 +243,18 @@ Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& sourc
         free.push_back(static_cast<int>(*v));
       }
       f.partitions.emplace_back(words[1], std::move(free));
+    } else if (words[0] == "reserved" && words.size() >= 2) {
+      if (static_cast<int>(f.reserved_from.size()) >= kMaxFreeGpusPartitions)
+        return bad("more than " + std::to_string(kMaxFreeGpusPartitions) + " reserved lines");
+      if (words[1].size() > 64) return bad("partition name longer than 64 characters");
+      std::vector<std::int64_t> from;
+      for (std::size_t i = 2; i < words.size(); ++i) {
+        auto v = util::to_int(words[i]);
+        if (!v || *v < 0 || *v > (std::int64_t{1} << 40)) return bad("a reservation's start must be Unix seconds");
+        if (++reserved > kMaxFreeGpusNodes) return bad("more than " + std::to_string(kMaxFreeGpusNodes) + " nodes");
+        from.push_back(*v);
+      }
+      f.reserved_from.emplace_back(words[1], std::move(from));
     } else if (words[0] == "access" && words.size() == 12) {
       if (static_cast<int>(f.access.size()) >= kMaxFreeGpusPartitions)
         return bad("more than " + std::to_string(kMaxFreeGpusPartitions) + " access lines");
@@ -345,8 +374,13 @@ Result<FreeGpus> parse_free_gpus(std::string_view text, const std::string& sourc
       return bad("unknown line " + util::shown(line));
     }
   }
-  if (!header) return make_error(source + ": empty (expected \"crius-free-gpus 5\")");
+  if (!header) return make_error(source + ": empty (expected \"crius-free-gpus 6\")");
   if (!have_time || !have_interval) return make_error(source + ": no time or interval_s line");
+  for (const auto& [name, from] : f.reserved_from) {
+    const std::vector<int>* of = nodes_of(f, name);
+    if (!of || of->size() != from.size())
+      return make_error(source + ": reserved " + name + ": not one start per node of a partition line");
+  }
   std::stable_sort(f.default_accounts.begin(), f.default_accounts.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::stable_sort(f.assoc_limits.begin(), f.assoc_limits.end(),

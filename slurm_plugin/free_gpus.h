@@ -70,6 +70,10 @@ struct FreeGpus {
   // version 3; job_submit adds those it accepts until the next report)
   int waiting = 0;
   std::vector<std::pair<std::string, std::vector<int>>> partitions;  // name, free GPUs of each usable node
+  // When a reservation (maintenance, nodes reserved for others) begins on each of those nodes,
+  // in the same order, in Unix seconds, 0: none ahead: Slurm starts no job on a node where its
+  // time limit would cross one (report version 6; a partition without any has no entry).
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> reserved_from;
   std::vector<PartitionAccess> access;  // the crius partitions' (report version 2)
   // uid -> default account, sorted by uid, where a crius partition's access depends on the
   // account (a job that names no account runs in its user's default one)
@@ -81,10 +85,13 @@ struct FreeGpus {
 
   // A report older than three rounds (and a minute) describes a criusd that stopped.
   bool fresh(std::int64_t now) const { return now - time <= static_cast<std::int64_t>(3 * interval_s) + 60; }
-  // `cell` (partition, nodes x GPUs per node) fits: enough nodes with enough free GPUs.
-  bool fits(const estimator::Cell& cell) const;
-  // Takes a fitting Cell's GPUs from the nodes with the fewest free that hold them.
-  void take(const estimator::Cell& cell);
+  // `cell` (partition, nodes x GPUs per node) fits: enough nodes with enough free GPUs and no
+  // reservation beginning before `until`, when the job would end (Unix seconds; 0: never, and
+  // any reservation ahead is in its way).
+  bool fits(const estimator::Cell& cell, std::int64_t until = 0) const;
+  // Takes a fitting Cell's GPUs from the nodes with the fewest free that hold them (and no
+  // reservation before `until`).
+  void take(const estimator::Cell& cell, std::int64_t until = 0);
   int free_gpus(const std::string& partition) const;
   // The longest time limit `who` may have in `partition`, in seconds (0: none known): its MaxTime
   // (with its partition QOS's MaxWall), and the MaxWall of `who`'s association and QOS (named,
@@ -99,6 +106,9 @@ struct FreeGpus {
   // Whether `who` may hold `gpus` more GPUs of type `gpu` under its association's per-type
   // group limits as criusd last counted them (true when nothing is known).
   bool typed_room(const std::string& partition, const Submitter& who, const std::string& gpu, int gpus) const;
+
+ private:
+  bool clear_until(const std::string& partition, std::size_t node, std::int64_t until) const;
 };
 
 // [job_submit] free_gpus_file: where criusd writes and job_submit reads.

@@ -395,7 +395,7 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   if (!limit_note.empty()) tell(err_msg, limit_note);  // the notes above matter more
   // Until criusd's next report, the GPUs given here are not free for the next submission, and
   // the job counts as waiting (criusd's next round sees whether it started).
-  if (free && d->load == crius::slurm::Load::fits) free->take(d->chosen.cell);
+  if (free && d->load == crius::slurm::Load::fits) free->take(d->chosen.cell, d->until);
   if (free && free->waiting < 100'000'000) ++free->waiting;
   crius::slurm::SubmitCounters& c = g_state->counters;
   ++c.decisions["placed"];

@@ -308,12 +308,30 @@ Result<Ranking> rank(const JobRequest& req, const Loaded& conf, std::string_view
   return r;
 }
 
-Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& r, const FreeGpus* free) {
+Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& r, const FreeGpus* free,
+                const Submitter* who) {
   const std::vector<est::Estimate>& all = r.cells;
   Decision d;
   d.partial = r.partial;
   d.busy = r.busy;
-  auto fits_now = [&](std::size_t i) { return free && free->fits(all[i].cell); };
+  // When the job would end in a Cell started now (0: never): its own time limit, else the one
+  // crius would set in that Cell ([job_submit] time_limit_factor), else the longest Slurm lets it
+  // have there (its partition's MaxTime, QOS's and association's MaxWall; Slurm may give it a
+  // shorter DefaultTime). A Cell fits now only on nodes without a reservation before then.
+  auto until = [&](const est::Estimate& e) -> std::int64_t {
+    if (!free) return 0;
+    std::int64_t limit_s = who ? who->time_limit_s : 0;
+    const std::int64_t longest = who ? free->longest_time_limit_s(e.cell.partition, *who) : 0;
+    if (limit_s <= 0 && conf.config.time_limit_factor > 0 && req.iters && e.iter_time_s > 0)
+      limit_s = 60 * job::time_limit_minutes(static_cast<double>(*req.iters), e.iter_time_s,
+                                             conf.config.time_limit_factor, longest);
+    if (limit_s <= 0) limit_s = longest;
+    return limit_s > 0 ? free->time + limit_s : 0;
+  };
+  std::vector<std::int64_t> ends(all.size());
+  if (free && !free->reserved_from.empty())
+    for (std::size_t i = 0; i < all.size(); ++i) ends[i] = until(all[i]);
+  auto fits_now = [&](std::size_t i) { return free && free->fits(all[i].cell, ends[i]); };
   // A job that is not movable keeps the Cell it starts in: one that fits now is at least
   // kKeptCellFloor of its fastest Cell where there is such.
   double floor = 0;
@@ -368,6 +386,7 @@ Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& r, con
   const std::size_t pick = chosen ? *chosen : by_objective(false).value_or(0);
   d.load = !free ? Load::unknown : fits_now(pick) ? Load::fits : Load::none_fits;
   d.chosen = all[pick];
+  d.until = ends[pick];
   d.ranked.assign(all.begin(), all.begin() + static_cast<long>(std::min<std::size_t>(all.size(), 10)));
   if (pick >= d.ranked.size()) d.ranked.back() = all[pick];
   auto at = std::find_if(d.ranked.begin(), d.ranked.end(), [&](const est::Estimate& e) { return e.cell == d.chosen.cell; });
@@ -464,7 +483,7 @@ Result<Decision> DecisionCache::decide(const JobRequest& req, const Loaded& conf
   }
   const Result<Ranking>& r = m_entries.front().second;
   if (!r) return make_error(r.error(), r.error_code());
-  if (!rules || !who || rules->access.empty()) return refuse_missed_deadline(choose(req, conf, *r, free), conf);
+  if (!rules || !who || rules->access.empty()) return refuse_missed_deadline(choose(req, conf, *r, free, who), conf);
   // Only Cells of partitions Slurm lets the submitter into (criusd's report says who); a job
   // that names no account runs in its user's default one.
   Submitter me = *who;
@@ -487,7 +506,7 @@ Result<Decision> DecisionCache::decide(const JobRequest& req, const Loaded& conf
     std::erase_if(mine.cells, [&](const est::Estimate& e) {
       return !rules->typed_room(e.cell.partition, me, e.cell.gpu, e.cell.gpus());
     });
-  return refuse_missed_deadline(choose(req, conf, mine, free), conf);
+  return refuse_missed_deadline(choose(req, conf, mine, free, &me), conf);
 }
 
 std::string explain_text(const JobRequest& req, const Decision& d) {

@@ -101,6 +101,7 @@ struct Decision {
   bool busy = false;                        // ranked on the small budget of a busy slurmctld
   Load load = Load::unknown;
   std::string deadline_miss;                // why no Cell meets --crius-deadline ("" = met, or none)
+  std::int64_t until = 0;                   // when the job would end in the chosen Cell (FreeGpus::fits)
 };
 
 // Why decide() rejected a job (the error's code); job_submit maps it to a Slurm error.
@@ -128,7 +129,10 @@ Result<Ranking> rank(const JobRequest& req, const Loaded& conf, std::string_view
                      std::int64_t work_budget = 0, std::int64_t* work_used = nullptr);
 // The Cell for the job now: the best one that fits `free` (criusd's report; null = none),
 // else the best; with a deadline, the smallest that meets it (one that fits first).
-Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& ranking, const FreeGpus* free);
+// `who`: the submitter (its account resolved), whose time limit (its own, crius's, else the
+// longest Slurm lets it have) says which reservations ahead a Cell's nodes must not have.
+Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& ranking, const FreeGpus* free,
+                const Submitter* who = nullptr);
 
 // rank + choose. Errors are user-facing, have no "crius:" prefix, and carry a Reject as
 // their code.

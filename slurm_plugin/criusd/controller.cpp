@@ -1219,11 +1219,33 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
       }
   if (by_account || !round.free.assoc_limits.empty())
     round.free.default_accounts.assign(snap.default_accounts.begin(), snap.default_accounts.end());
+  // When the next reservation begins on each node (0: none ahead), for job_submit to keep a job
+  // whose time limit would cross it off the node, as Slurm does.
+  std::map<std::string, std::int64_t> first_reserved;  // host -> the earliest start ahead
+  std::int64_t all_reserved = 0;                        // of a reservation of every node
+  auto earlier = [](std::int64_t& at, std::int64_t t) { at = at == 0 ? t : std::min(at, t); };
+  for (const auto& r : snap.reservations) {
+    if (r.start_time <= snap.now) continue;
+    if (r.all_nodes) earlier(all_reserved, r.start_time);
+    for (const std::string& host : r.nodes)
+      if (node_index.count(host)) earlier(first_reserved[host], r.start_time);
+  }
+  auto reserved_from = [&](const std::string& host) {
+    std::int64_t at = all_reserved;
+    if (auto it = first_reserved.find(host); it != first_reserved.end()) earlier(at, it->second);
+    return at;
+  };
   for (std::size_t p = 0; p < cluster.partitions.size(); ++p) {
     std::vector<int> nodes;
+    std::vector<std::int64_t> from;
     for (std::size_t n = 0; n < cluster.nodes.size(); ++n)
-      if (cluster.nodes[n].partition == static_cast<int>(p)) nodes.push_back(std::max(0, free[n]));
+      if (cluster.nodes[n].partition == static_cast<int>(p)) {
+        nodes.push_back(std::max(0, free[n]));
+        from.push_back(reserved_from(cluster.nodes[n].name));
+      }
     round.free.partitions.emplace_back(cluster.partitions[p].name, std::move(nodes));
+    if (std::any_of(from.begin(), from.end(), [](std::int64_t t) { return t > 0; }))
+      round.free.reserved_from.emplace_back(cluster.partitions[p].name, std::move(from));
   }
   round.decide_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -6,7 +6,8 @@
 # v100 (criusd moved it there while a100 was busy); a100 frees, but a maintenance reservation
 # on a100-1 begins in 2 hours. Slurm starts no plain 3-day job there (the ground truth), and
 # criusd does not move the crius job there either, saying why; once the reservation is
-# deleted, criusd moves it (the control).
+# deleted, criusd moves it (the control). job_submit, from criusd's report, gives a new 3-day
+# job a Cell clear of the maintenance, which starts, and an hour's job a100 (the control).
 set -u
 . "$TOP/tests/slurm/plugin_lib.bash"
 plugin_preflight
@@ -55,6 +56,28 @@ criusd --once --dry-run --json >moved.json 2>moved.err || { cat moved.err; fail 
 jq -e --argjson id "$id" '.actions[] | select(.job == $id and .action == "checkpoint" and .to.gpu == "a100")' moved.json >/dev/null ||
   fail "without the reservation criusd does not move job $id to a100: $(cat moved.json)"
 scancel "$id"
+wait_state "$id" CANCELLED 20 2>/dev/null || true
+
+# job_submit too: with the maintenance on a100-1 in criusd's report, a new 3-day job gets a Cell
+# that starts now elsewhere (v100), and starts; an hour's job, which ends before it, gets a100
+# (the control).
+scontrol create reservation ReservationName=maint StartTime=now+2hours Duration=60 Nodes=a100-1 Users=root \
+  Flags=MAINT,IGNORE_JOBS >/dev/null || fail "scontrol create reservation"
+criusd --once 2>report.err || { cat report.err; fail "criusd --once failed"; }
+grep -q '^reserved a100 [0-9]*$' "${CRIUS_FREE_GPUS_FILE:?}" || { cat "$CRIUS_FREE_GPUS_FILE"; fail "no reservation in criusd's report"; }
+long=$(sbatch --parsable -H -o /dev/null --time=3-0 --crius-model=bert__1.3B --crius-global-batch=256 --wrap 'sleep 600') ||
+  fail "crius sbatch of a 3-day job"
+short=$(sbatch --parsable -H -o /dev/null --time=60 --crius-model=bert__1.3B --crius-global-batch=256 --wrap 'sleep 600') ||
+  fail "crius sbatch of an hour's job"
+[ "$(job_field "$long" Partition)" = v100 ] || fail "job_submit gave the 3-day job $long $(job_field "$long" Partition), across the maintenance"
+[ "$(job_field "$short" Partition)" = a100 ] || fail "the control: an hour's job should get a100, got $(job_field "$short" Partition)"
+grep -q "cell v100:.* (fits the GPUs free now)" "$CRIUS_LAB_DIR/log/slurmctld.log" ||
+  fail "job_submit's log line does not say the 3-day job's Cell starts now"
+scancel "$short"
+scontrol release "$long"
+wait_state "$long" RUNNING
+echo "job_submit: a 3-day job on v100, an hour's job on a100"
+scancel "$long"
 echo "criusd_reservation_ahead passed"
 INNER
 chmod +x "$TEST_TMP/inner.sh"

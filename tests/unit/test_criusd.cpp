@@ -1177,6 +1177,17 @@ BOOST_FIXTURE_TEST_CASE(reservations_ahead_within_the_time_limit_keep_a_job_out,
   // Nodes=ALL, ahead: nowhere to go; a reservation that has ended takes nothing.
   BOOST_TEST(decide(three_days, {{"all", 9000, 20000, true, {}}}).actions.empty());
   BOOST_TEST(decide(three_days, {{"past", 1000, 4000, true, {}}}).actions.size() == 1u);
+  // The report tells job_submit when a reservation begins on each node (0: none ahead), in the
+  // order of its free GPUs; a partition without any has no entry.
+  auto report = decide(three_days, maint).free;
+  BOOST_TEST_REQUIRE(report.reserved_from.size() == 2u);
+  BOOST_TEST(report.reserved_from[0].first == "a100");
+  BOOST_TEST((report.reserved_from[0].second == std::vector<std::int64_t>{0, 5000 + 7200}));
+  BOOST_TEST((report.reserved_from[1].second == std::vector<std::int64_t>{5000 + 7200, 5000 + 7200}));
+  BOOST_TEST(decide(three_days, {{"past", 1000, 4000, true, {}}}).free.reserved_from.empty());
+  auto everywhere = decide(three_days, {{"all", 9000, 20000, true, {}}, {"soon", 6000, 7000, false, {"a100-1"}}}).free;
+  BOOST_TEST_REQUIRE(everywhere.reserved_from.size() == 2u);
+  BOOST_TEST((everywhere.reserved_from[0].second == std::vector<std::int64_t>{6000, 9000}));
 }
 
 // A pending job criusd pinned to a node that is drained since waits as ReqNodeNotAvail: it is

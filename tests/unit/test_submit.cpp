@@ -88,9 +88,9 @@ BOOST_AUTO_TEST_CASE(free_gpus_text_round_trip_and_bounds) {
     auto r = parse_free_gpus(text, "F");
     return r.ok() ? std::string("accepted") : r.error();
   };
-  BOOST_TEST(bad("") == "F: empty (expected \"crius-free-gpus 5\")");
-  BOOST_TEST(bad("crius-free-gpus 6\n") == "F:1: not a crius free-GPU report (expected \"crius-free-gpus 5\")");
-  BOOST_TEST(bad("crius-free-gpus 10\n") == "F:1: not a crius free-GPU report (expected \"crius-free-gpus 5\")");
+  BOOST_TEST(bad("") == "F: empty (expected \"crius-free-gpus 6\")");
+  BOOST_TEST(bad("crius-free-gpus 7\n") == "F:1: not a crius free-GPU report (expected \"crius-free-gpus 6\")");
+  BOOST_TEST(bad("crius-free-gpus 10\n") == "F:1: not a crius free-GPU report (expected \"crius-free-gpus 6\")");
   BOOST_TEST(bad("crius-free-gpus 3\ntime 5\ninterval_s 60\nwaiting -1\n") == "F:4: waiting must be a whole number of jobs");
   BOOST_TEST(bad("crius-free-gpus 1\ntime 5\n") == "F: no time or interval_s line");
   BOOST_TEST(bad("crius-free-gpus 1\ntime 5\ninterval_s 60\npartition a 8 -1\n") ==
@@ -182,6 +182,65 @@ BOOST_AUTO_TEST_CASE(free_gpus_fit_and_take_best_fit) {
   BOOST_TEST(!f.fits(estimator::Cell{"v100", "v100", 1, 1, 0}));
   BOOST_TEST(!f.fits(estimator::Cell{"h100", "h100", 1, 1, 0}));
   BOOST_TEST(f.free_gpus("a100") == 9);
+}
+
+// Version 6: when a reservation begins on each node. A job whose time limit would cross it does
+// not start there (Slurm's rule), so a Cell fits only on the nodes clear until the job would end.
+BOOST_AUTO_TEST_CASE(free_gpus_reservations_ahead) {
+  FreeGpus f = report({8, 8}, {8, 0});
+  f.reserved_from = {{"a100", {0, 1000 + 7200}}};  // a100's second node: maintenance in 2 hours
+  auto back = parse_free_gpus(to_text(f), "r");
+  BOOST_TEST_REQUIRE(back.ok(), why(back));
+  BOOST_TEST(back->reserved_from == f.reserved_from);
+  const estimator::Cell two{"a100", "a100", 2, 8, 0}, one{"a100", "a100", 1, 8, 0};
+  BOOST_TEST(f.fits(two, 1000 + 3600));      // an hour: ends before it
+  BOOST_TEST(f.fits(two, 1000 + 7200));      // ends as it begins
+  BOOST_TEST(!f.fits(two, 1000 + 3 * 86400));  // three days: one node only
+  BOOST_TEST(f.fits(one, 1000 + 3 * 86400));
+  BOOST_TEST(!f.fits(two));                  // no time limit: never ends
+  BOOST_TEST(f.fits(estimator::Cell{"v100", "v100", 1, 8, 0}));  // no reservation there
+  f.take(one, 1000 + 3 * 86400);             // from the node clear of it, though both hold 8
+  BOOST_TEST((f.partitions[0].second == std::vector<int>{0, 8}));
+
+  auto bad = [](const std::string& text) {
+    auto r = parse_free_gpus(text, "F");
+    return r.ok() ? std::string("accepted") : r.error();
+  };
+  const std::string head = "crius-free-gpus 6\ntime 5\ninterval_s 60\npartition a 8 8\n";
+  BOOST_TEST(bad(head + "reserved a 0 100\n") == "accepted");
+  BOOST_TEST(bad(head + "reserved a 100\n") == "F: reserved a: not one start per node of a partition line");
+  BOOST_TEST(bad(head + "reserved b 0 100\n") == "F: reserved b: not one start per node of a partition line");
+  BOOST_TEST(bad(head + "reserved a 0 -1\n") == "F:5: a reservation's start must be Unix seconds");
+}
+
+// A job given a Cell at submission avoids nodes whose reservation its time limit would cross:
+// its own limit, or the longest its partition allows without one.
+BOOST_AUTO_TEST_CASE(a_cell_that_fits_now_is_clear_of_reservations_ahead) {
+  Loaded c = conf();
+  c.config.objective = Objective::throughput;
+  FreeGpus f = report({8, 8}, {0, 0});
+  auto open = decide(bert(), c, "", &f);
+  BOOST_TEST_REQUIRE(open.ok(), why(open));
+  BOOST_TEST(open->chosen.cell.gpu == "a100");
+  BOOST_TEST(open->chosen.cell.nodes == 2, "premise: both a100 nodes, not " << estimator::to_string(open->chosen.cell));
+  f.reserved_from = {{"a100", {0, f.time + 7200}}};
+  f.access = {{"a100", true, 0, 4 * 86400, {}, {}, {}, {}, false, {}, {}},
+              {"v100", true, 0, 4 * 86400, {}, {}, {}, {}, false, {}, {}}};
+  DecisionCache cache;
+  Submitter who{1001, 100, "lab", "", 3 * 86400, false};
+  auto three_days = cache.decide(bert(), c, "", &f, &who);
+  BOOST_TEST_REQUIRE(three_days.ok(), why(three_days));
+  BOOST_TEST((three_days->load == Load::fits));
+  BOOST_TEST(three_days->chosen.cell.nodes == 1);
+  BOOST_TEST(three_days->until == f.time + 3 * 86400);
+  who.time_limit_s = 3600;  // an hour: the reservation is no bar
+  auto hour = cache.decide(bert(), c, "", &f, &who);
+  BOOST_TEST_REQUIRE(hour.ok(), why(hour));
+  BOOST_TEST(hour->chosen.cell.nodes == 2);
+  who.time_limit_s = 0;  // none of its own: the partition's MaxTime of 4 days
+  auto none = cache.decide(bert(), c, "", &f, &who);
+  BOOST_TEST_REQUIRE(none.ok(), why(none));
+  BOOST_TEST(none->chosen.cell.nodes == 1);
 }
 
 BOOST_AUTO_TEST_CASE(free_gpus_file_is_read_only_from_a_safe_file) {
