@@ -17,6 +17,7 @@
 #include "scheduler/estimator_throughput.h"
 #include "scheduler/scheduler.h"
 #include "slurm_plugin/apply_cell.h"
+#include "slurm_plugin/criusd/description.h"
 #include "slurm_plugin/criusd/limits.h"
 
 namespace crius::slurm {
@@ -401,37 +402,14 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
   std::set<std::string> unavailable;
   for (const auto& n : snap.nodes)
     if (!n.usable) unavailable.insert(n.name);
-  // One description of the cluster: crius.toml's partitions are what Slurm has (its nodes, their
-  // GPU type and count). Where they differ, the estimates and Cells of that partition would be
-  // another cluster's: nothing is placed there until they agree, and the round says what differs.
-  for (std::size_t p = 0; p < cluster.partitions.size(); ++p) {
-    const estimator::Partition& described = m_cluster.partitions[p];
-    std::vector<std::string> differs, hosts;
-    for (const auto& n : cluster.nodes)
-      if (n.partition == static_cast<int>(p)) hosts.push_back(n.name);
-    for (const auto& sn : snap.nodes) {
-      auto it = node_index.find(sn.name);
-      if (it == node_index.end() || cluster.nodes[it->second].partition != static_cast<int>(p)) continue;
-      // Its GPU type: its GRES type; with untyped GRES (then sn.gpu is its first feature), any
-      // of its features
-      const bool untyped = !sn.features.empty() && sn.gpu == sn.features.front();
-      if (untyped ? std::find(sn.features.begin(), sn.features.end(), described.gpu) == sn.features.end()
-                  : sn.gpu != described.gpu)
-        differs.push_back("node " + sn.name + " has GPU type " + (sn.gpu.empty() ? "(none)" : sn.gpu));
-      else if (sn.gpus != described.gpus_per_node)
-        differs.push_back("node " + sn.name + " has " + std::to_string(sn.gpus) + " GPUs");
-    }
-    const std::string says = "partition " + described.name + ": crius.toml says " + std::to_string(described.nodes) +
-                             " nodes x " + std::to_string(described.gpus_per_node) + " " + described.gpu + ", but ";
-    if (differs.empty()) {
-      // Another node count only bounds the Cells offered: the nodes are Slurm's, each as described.
-      if (static_cast<int>(hosts.size()) != described.nodes)
-        round.notes.push_back(says + "Slurm has " + std::to_string(hosts.size()) + " nodes in it");
-      continue;
-    }
-    if (differs.size() > 4) differs.resize(4), differs.push_back("...");
-    round.notes.push_back(says + util::join(differs, ", ") + "; nothing is placed there until they agree");
-    unavailable.insert(hosts.begin(), hosts.end());
+  // One description of the cluster (description.h): where a node's GPUs are not crius.toml's,
+  // the estimates and Cells of its partition would be another cluster's: nothing is placed there
+  // until they agree, and the round says what differs. Another node count only bounds the Cells
+  // offered (the nodes are Slurm's, each as described): it is said.
+  for (const DescriptionCheck& c : check_description(m_cluster, snap)) {
+    if (c.agrees()) continue;
+    round.notes.push_back(c.text() + (c.usable() ? "" : "; nothing is placed there until they agree"));
+    if (!c.usable()) unavailable.insert(c.nodes.begin(), c.nodes.end());
   }
   for (const auto& r : snap.reservations) {
     if (r.end_time <= snap.now || static_cast<double>(r.start_time) > now + m_options.interval_s) continue;

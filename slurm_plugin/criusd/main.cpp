@@ -13,6 +13,7 @@
 #include <cstring>
 #include <csignal>
 #include <cstdlib>
+#include <cstdint>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -26,6 +27,7 @@
 #include "estimator/estimator.h"
 #include "job/record.h"
 #include "slurm_plugin/criusd/controller.h"
+#include "slurm_plugin/criusd/description.h"
 #include "slurm_plugin/criusd/failover.h"
 #include "slurm_plugin/criusd/metrics.h"
 #include "slurm_plugin/criusd/slurm_client.h"
@@ -254,7 +256,7 @@ int main(int argc, char** argv) {
   double interval = 0;
   int max_moves = -1, repeat = 1;
   double drain_timeout = 0;
-  bool rollback = false;
+  bool rollback = false, check_description_flag = false;
   bool once = false, dry_run = false, json = false, status = false;
   app.add_option("--config", config, "crius.toml (default: $CRIUS_CONF, else beside slurm.conf)");
   app.add_option("--slurm-conf", slurm_conf, "slurm.conf of the cluster (default: $SLURM_CONF)");
@@ -269,6 +271,9 @@ int main(int argc, char** argv) {
   app.add_flag("--rollback", rollback,
                "undo what a stopped criusd left: clear crius's node pins, drop moves in flight, release "
                "the jobs they hold (with --dry-run: print only), then exit");
+  app.add_flag("--check-description", check_description_flag,
+               "compare crius.toml's partitions with Slurm's nodes (GPU type and count, node count), "
+               "print what differs and exit (1 if anything does)");
   app.add_option("--state", state_file, "decide on a saved snapshot instead of Slurm (implies --once --dry-run)");
   app.add_option("--repeat", repeat, "with --state: decide N times, as N rounds of a running criusd (timing)")
       ->check(CLI::Range(1, 1000));
@@ -318,6 +323,30 @@ int main(int argc, char** argv) {
     return 2;
   }
   const ControllerOptions* options = &controller_ptr->options();
+
+  // One description of the cluster: crius.toml against Slurm (or a saved snapshot), then exit.
+  if (check_description_flag) {
+    Result<Snapshot> snap = make_error("no snapshot");
+    if (!state_file.empty()) {
+      std::ifstream in(state_file);
+      auto j = nlohmann::json::parse(in, nullptr, false);
+      snap = j.is_discarded() ? Result<Snapshot>(make_error(state_file + ": not JSON")) : snapshot_from_json(j, state_file);
+    } else {
+      snap = SlurmClient(slurm_conf).snapshot();
+    }
+    if (!snap) {
+      std::cerr << "criusd --check-description: " << snap.error() << "\n";
+      return 2;
+    }
+    bool all_agree = true;
+    for (const DescriptionCheck& c : check_description(*cluster, *snap)) {
+      all_agree = all_agree && c.agrees();
+      std::cout << (c.agrees() ? "partition " + c.partition + ": agrees (" + c.described + ")"
+                               : c.text(SIZE_MAX) + (c.usable() ? "" : "; criusd places nothing there"))
+                << "\n";
+    }
+    return all_agree ? 0 : 1;
+  }
 
   if (!state_file.empty()) {
     std::ifstream in(state_file);

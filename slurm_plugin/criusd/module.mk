@@ -3,7 +3,7 @@
 # slurm_plugin/criusd/: criusd, the controller (libslurm + the scheduler core).
 # The Slurm-free part (snapshot, record, controller, metrics) is an archive the unit tests link.
 LIBCRIUSD := $(B)/libcrius_criusd.a
-$(LIBCRIUSD): $(addprefix $(B)/slurm_plugin/criusd/,snapshot.o limits.o controller.o metrics.o failover.o)
+$(LIBCRIUSD): $(addprefix $(B)/slurm_plugin/criusd/,snapshot.o limits.o description.o controller.o metrics.o failover.o)
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $^
 UNIT_TEST_ARCHIVES := $(LIBCRIUSD) $(UNIT_TEST_ARCHIVES)

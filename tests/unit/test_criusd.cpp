@@ -17,6 +17,7 @@
 #include "slurm_plugin/apply_cell.h"
 #include "slurm_plugin/criusd/controller.h"
 #include "slurm_plugin/criusd/failover.h"
+#include "slurm_plugin/criusd/description.h"
 #include "slurm_plugin/criusd/limits.h"
 #include "slurm_plugin/criusd/metrics.h"
 
@@ -1056,6 +1057,24 @@ BOOST_FIXTURE_TEST_CASE(a_partition_crius_toml_describes_wrongly_is_left_alone, 
   notes = util::join(round->notes, " | ");
   BOOST_TEST(notes.find("partition v100: crius.toml says 2 nodes x 8 v100, but Slurm has 1 nodes in it") !=
              std::string::npos, notes);
+  // What criusd --check-description prints: every partition, agreeing or not.
+  auto checks = check_description(*cluster, s);
+  BOOST_TEST_REQUIRE(checks.size() == 2u);
+  BOOST_TEST(checks[0].agrees());
+  BOOST_TEST(checks[0].described == "2 nodes x 8 a100");
+  BOOST_TEST(checks[1].usable());
+  BOOST_TEST(!checks[1].agrees());
+  s.nodes[2].gpus = 4;
+  checks = check_description(*cluster, s);
+  BOOST_TEST(!checks[1].usable());
+  BOOST_TEST(checks[1].text() == "partition v100: crius.toml says 2 nodes x 8 v100, but node v100-1 has 4 GPUs");
+  // A partition table read without the partition: said (a table not read, as here before, is no word).
+  s.partitions = {SlurmPartition{}};
+  s.partitions[0].name = "a100";
+  s.nodes.pop_back();
+  checks = check_description(*cluster, s);
+  BOOST_TEST(!checks[1].usable());
+  BOOST_TEST(checks[1].text() == "partition v100: crius.toml says 2 nodes x 8 v100, but Slurm has no such partition");
 }
 
 // Slurm's nodes are read before its jobs: a job that starts in between runs on a node whose GPUs
