@@ -76,7 +76,9 @@ bool over_a_limit(const std::string& reason) {
       "PartitionNodeLimit", "QOSMaxGRESPerJob", "AssocMaxGRESPerJob", "QOSMaxGRESPerNode",
       "AssocMaxGRESPerNode", "QOSMaxNodePerJobLimit", "AssocMaxNodePerJobLimit", "QOSMaxCpuPerJobLimit",
       "AssocMaxCpuPerJobLimit", "QOSMaxGRESPerUser", "QOSMaxNodePerUserLimit", "QOSGrpGRES",
-      "AssocGrpGRES", "QOSGrpNodeLimit", "AssocGrpNodeLimit"};
+      "AssocGrpGRES", "QOSGrpNodeLimit", "AssocGrpNodeLimit", "QOSGrpCpuLimit", "AssocGrpCpuLimit",
+      "QOSMaxCpuPerNode", "AssocMaxCpuPerNode", "QOSMaxCpuPerUserLimit", "QOSMaxMemoryPerJob", "AssocMaxMemPerJob",
+      "QOSMaxMemoryPerNode", "AssocMaxMemPerNode", "QOSGrpMemLimit", "AssocGrpMemLimit", "QOSMaxMemoryPerUser"};
   return reasons.count(reason) > 0;
 }
 
@@ -757,18 +759,22 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     // limits leave it (other jobs may take that too: the round's changes are counted below).
     {
       GpusNodes cap = per_job_limit(snap, sj);
-      const GpusNodes holding = running ? held_in(rec.cell.gpu, rec.cell.gpus(), rec.cell.nodes, sj.cpus_per_task)
-                                        : GpusNodes{0, 0, {}, 0};
+      const GpusNodes holding =
+          running ? held_in(sj, rec.cell.gpu, rec.cell.gpus(), rec.cell.nodes) : GpusNodes{0, 0, {}, 0, 0};
       const GpusNodes left = group_headroom.most(sj, holding);
       auto tighter = [](std::int64_t a, std::int64_t b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); };
       std::map<std::string, std::int64_t> typed = cap.typed;
       for (const auto& [type, n] : left.typed) typed[type] = typed.count(type) ? tighter(typed[type], n) : n;
+      const std::int64_t mem_mb = tighter(cap.mem_mb, left.mem_mb);
       cap = {tighter(cap.gpus, left.gpus), tighter(cap.nodes, left.nodes), typed, tighter(cap.cpus, left.cpus)};
-      // Its CPUs follow its GPUs (a task per GPU, cpus_per_task each): a CPU limit bounds the GPUs.
-      const std::int64_t cpt = std::max<std::int64_t>(1, sj.cpus_per_task);
-      if (cap.cpus >= 0) cap.gpus = tighter(cap.gpus, cap.cpus / cpt);
+      cap.mem_mb = mem_mb;
+      // Its CPUs and memory follow its GPUs and nodes (a task per GPU, cpus_per_task each; its
+      // memory per node or per CPU): their limits bound the GPUs and nodes.
       const GpusNodes per_node = per_node_limit(snap, sj);
-      const std::int64_t per_node_gpus = tighter(per_node.gpus, per_node.cpus < 0 ? -1 : per_node.cpus / cpt);
+      const CpuMemBound bound = cpu_mem_bound(sj, cap, per_node);
+      cap.gpus = tighter(cap.gpus, bound.gpus);
+      cap.nodes = tighter(cap.nodes, bound.nodes);
+      const std::int64_t per_node_gpus = tighter(per_node.gpus, bound.gpus_per_node);
       if (per_node_gpus >= 0) job.max_gpus_per_node = static_cast<int>(std::max<std::int64_t>(per_node_gpus, 0));
       for (const auto& [type, n] : cap.typed)
         if (n >= 0) job.max_gpus_of_type[type] = static_cast<int>(n);
@@ -989,9 +995,9 @@ Result<Round> Controller::decide(const Snapshot& snap, bool moves_only) {
     std::vector<sch::Decision> kept;
     for (auto& d : decisions) {
       const sch::Job& job = jobs[d.job];
-      const int cpt = crius_jobs[d.job].first->cpus_per_task;
-      auto count = [cpt](const sch::Allocation& a) {
-        return a.empty() ? GpusNodes{0, 0, {}, 0} : held_in(a.shape.gpu, a.shape.gpus(), a.shape.nodes, cpt);
+      const SlurmJob& sj = *crius_jobs[d.job].first;
+      auto count = [&sj](const sch::Allocation& a) {
+        return a.empty() ? GpusNodes{0, 0, {}, 0, 0} : held_in(sj, a.shape.gpu, a.shape.gpus(), a.shape.nodes);
       };
       const GpusNodes from = count(job.alloc), to = count(d.target);
       if (std::string why = group.change(*crius_jobs[d.job].first, from, to); !why.empty()) {

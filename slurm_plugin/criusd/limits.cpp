@@ -93,6 +93,7 @@ void tighten(GpusNodes& limit, const GpusNodes& by) {
   limit.gpus = tighter(limit.gpus, by.gpus);
   limit.nodes = tighter(limit.nodes, by.nodes);
   limit.cpus = tighter(limit.cpus, by.cpus);
+  limit.mem_mb = tighter(limit.mem_mb, by.mem_mb);
   for (const auto& [type, n] : by.typed) {
     auto [at, added] = limit.typed.try_emplace(type, n);
     if (!added) at->second = tighter(at->second, n);
@@ -124,8 +125,28 @@ GpusNodes per_node_limit(const Snapshot& s, const SlurmJob& job) {
   return smallest_limit(s, job, [](const auto& q_or_a) { return q_or_a.max_per_node; });
 }
 
-GpusNodes held_in(const std::string& type, std::int64_t gpus, std::int64_t nodes, int cpus_per_task) {
-  return GpusNodes{gpus, nodes, {{type, gpus}}, gpus * std::max(1, cpus_per_task)};
+GpusNodes held_in(const SlurmJob& job, const std::string& type, std::int64_t gpus, std::int64_t nodes) {
+  const std::int64_t cpus = gpus * std::max<std::int64_t>(1, job.cpus_per_task);
+  GpusNodes out{gpus, nodes, {{type, gpus}}, cpus};
+  out.mem_mb = job.mem_per_cpu ? job.mem_mb * cpus : job.mem_mb * nodes;
+  return out;
+}
+
+CpuMemBound cpu_mem_bound(const SlurmJob& job, const GpusNodes& limit, const GpusNodes& per_node) {
+  CpuMemBound b;
+  const std::int64_t cpt = std::max<std::int64_t>(1, job.cpus_per_task);
+  if (limit.cpus >= 0) b.gpus = limit.cpus / cpt;
+  if (per_node.cpus >= 0) b.gpus_per_node = per_node.cpus / cpt;
+  if (job.mem_mb > 0) {
+    if (job.mem_per_cpu) {
+      if (limit.mem_mb >= 0) b.gpus = tighter(b.gpus, limit.mem_mb / (job.mem_mb * cpt));
+      if (per_node.mem_mb >= 0) b.gpus_per_node = tighter(b.gpus_per_node, per_node.mem_mb / (job.mem_mb * cpt));
+    } else {
+      if (limit.mem_mb >= 0) b.nodes = limit.mem_mb / job.mem_mb;
+      if (per_node.mem_mb >= 0 && per_node.mem_mb < job.mem_mb) b.gpus_per_node = 0;
+    }
+  }
+  return b;
 }
 
 void publish_job_limits(const Snapshot& s, FreeGpus& report) {
@@ -200,16 +221,25 @@ std::vector<GroupLimits::Counter*> GroupLimits::counters_of(const SlurmJob& job)
   return out;
 }
 
+namespace {
+// What others hold of a counter's TRES: what Slurm counts in use less what the job holds, never
+// below 0 (Slurm may count less than the job asks: memory, where it is not a consumable resource).
+std::int64_t others(std::int64_t used, std::int64_t mine) {
+  return std::max<std::int64_t>(0, std::max<std::int64_t>(0, used) - std::max<std::int64_t>(0, mine));
+}
+}  // namespace
+
 GpusNodes GroupLimits::most(const SlurmJob& job, GpusNodes holding) {
   GpusNodes out;
   if (!m_enforced) return out;
   for (const Counter* c : counters_of(job)) {
     auto left = [](std::int64_t limit, std::int64_t used, std::int64_t mine) -> std::int64_t {
-      return limit < 0 ? -1 : std::max<std::int64_t>(0, limit - (std::max<std::int64_t>(0, used) - mine));
+      return limit < 0 ? -1 : std::max<std::int64_t>(0, limit - others(used, mine));
     };
     out.gpus = tighter(out.gpus, left(c->limit.gpus, c->used.gpus, holding.gpus));
     out.nodes = tighter(out.nodes, left(c->limit.nodes, c->used.nodes, holding.nodes));
     out.cpus = tighter(out.cpus, left(c->limit.cpus, c->used.cpus, holding.cpus));
+    out.mem_mb = tighter(out.mem_mb, left(c->limit.mem_mb, c->used.mem_mb, holding.mem_mb));
     for (const auto& [type, limit] : c->limit.typed) {
       const std::int64_t most = left(limit, typed_of(c->used, type), typed_of(holding, type));
       auto [at, added] = out.typed.try_emplace(type, most);
@@ -221,36 +251,45 @@ GpusNodes GroupLimits::most(const SlurmJob& job, GpusNodes holding) {
 
 std::string GroupLimits::change(const SlurmJob& job, GpusNodes from, GpusNodes to) {
   if (!m_enforced) return "";
-  const std::int64_t gpus = to.gpus - from.gpus, nodes = to.nodes - from.nodes,
-                     cpus = std::max<std::int64_t>(0, to.cpus) - std::max<std::int64_t>(0, from.cpus);
-  std::vector<Counter*> counters = counters_of(job);
-  for (const Counter* c : counters) {
-    const std::int64_t used_gpus = std::max<std::int64_t>(0, c->used.gpus),
-                       used_nodes = std::max<std::int64_t>(0, c->used.nodes);
-    if (gpus > 0 && c->limit.gpus >= 0 && used_gpus + gpus > c->limit.gpus)
-      return "its GPUs would be over the " + c->name + " (gres/gpu=" + std::to_string(c->limit.gpus) + ", " +
-             std::to_string(used_gpus) + " in use)";
-    if (nodes > 0 && c->limit.nodes >= 0 && used_nodes + nodes > c->limit.nodes)
-      return "its nodes would be over the " + c->name + " (node=" + std::to_string(c->limit.nodes) + ", " +
-             std::to_string(used_nodes) + " in use)";
-    const std::int64_t used_cpus = std::max<std::int64_t>(0, c->used.cpus);
-    if (cpus > 0 && c->limit.cpus >= 0 && used_cpus + cpus > c->limit.cpus)
-      return "its CPUs would be over the " + c->name + " (cpu=" + std::to_string(c->limit.cpus) + ", " +
-             std::to_string(used_cpus) + " in use)";
+  // One TRES of one counter: the job going from `was` to `will` under `limit`, with `used` in use.
+  struct Tres {
+    std::string name, unit;
+    std::int64_t limit, used, was, will;
+  };
+  auto tres_of = [&](const Counter& c) {
+    std::vector<Tres> t = {{"its GPUs", "gres/gpu=", c.limit.gpus, c.used.gpus, from.gpus, to.gpus},
+                           {"its nodes", "node=", c.limit.nodes, c.used.nodes, from.nodes, to.nodes},
+                           {"its CPUs", "cpu=", c.limit.cpus, c.used.cpus, from.cpus, to.cpus},
+                           {"its memory", "mem=", c.limit.mem_mb, c.used.mem_mb, from.mem_mb, to.mem_mb}};
     // Per type (gres/gpu:a100=8): Slurm 22.05 does not check them for crius's untyped request.
-    for (const auto& [type, limit] : c->limit.typed) {
-      const std::int64_t more = typed_of(to, type) - typed_of(from, type), used = typed_of(c->used, type);
-      if (more > 0 && used + more > limit)
-        return "its " + type + " GPUs would be over the " + c->name + " (gres/gpu:" + type + "=" +
-               std::to_string(limit) + ", " + std::to_string(used) + " in use)";
+    for (const auto& [type, limit] : c.limit.typed)
+      t.push_back({"its " + type + " GPUs", "gres/gpu:" + type + "=", limit, typed_of(c.used, type),
+                   typed_of(from, type), typed_of(to, type)});
+    return t;
+  };
+  std::vector<Counter*> counters = counters_of(job);
+  for (const Counter* c : counters)
+    for (const Tres& t : tres_of(*c)) {
+      const std::int64_t will = std::max<std::int64_t>(0, t.will), was = std::max<std::int64_t>(0, t.was);
+      if (will > was && t.limit >= 0 && others(t.used, was) + will > t.limit) {
+        const bool mem = t.unit == "mem=";
+        return t.name + " would be over the " + c->name + " (" + t.unit + std::to_string(t.limit) + (mem ? "M" : "") +
+               ", " + std::to_string(std::max<std::int64_t>(0, t.used)) + (mem ? "M" : "") + " in use)";
+      }
     }
-  }
+  auto count = [](std::int64_t& used, std::int64_t was, std::int64_t will) {
+    used = others(used, was) + std::max<std::int64_t>(0, will);
+  };
   for (Counter* c : counters) {
-    c->used.gpus = std::max<std::int64_t>(0, c->used.gpus) + gpus;
-    c->used.nodes = std::max<std::int64_t>(0, c->used.nodes) + nodes;
-    c->used.cpus = std::max<std::int64_t>(0, c->used.cpus) + cpus;
-    for (const auto& [type, n] : to.typed) c->used.typed[type] = typed_of(c->used, type) + n;
-    for (const auto& [type, n] : from.typed) c->used.typed[type] = typed_of(c->used, type) - n;
+    count(c->used.gpus, from.gpus, to.gpus);
+    count(c->used.nodes, from.nodes, to.nodes);
+    count(c->used.cpus, from.cpus, to.cpus);
+    count(c->used.mem_mb, from.mem_mb, to.mem_mb);
+    std::map<std::string, std::int64_t> typed = c->used.typed;
+    for (const auto& [type, n] : from.typed) typed.try_emplace(type, 0);
+    for (const auto& [type, n] : to.typed) typed.try_emplace(type, 0);
+    for (auto& [type, used] : typed) count(used, typed_of(from, type), typed_of(to, type));
+    c->used.typed = std::move(typed);
   }
   return "";
 }

@@ -40,9 +40,15 @@ std::int64_t longest_time_limit_s(const Snapshot& s, const SlurmJob& job, const 
 GpusNodes per_job_limit(const Snapshot& s, const SlurmJob& job);
 // The most GPUs and CPUs on each node of a job (MaxTRESPerNode), likewise.
 GpusNodes per_node_limit(const Snapshot& s, const SlurmJob& job);
-// What a job of `cpus_per_task` holds with `gpus` GPUs of `type` on `nodes` nodes: a task per
-// GPU (apply_cell.h), so as many times cpus_per_task CPUs.
-GpusNodes held_in(const std::string& type, std::int64_t gpus, std::int64_t nodes, int cpus_per_task);
+// What `job` holds with `gpus` GPUs of `type` on `nodes` nodes: a task per GPU (apply_cell.h),
+// so as many times its cpus_per_task CPUs, and its memory per node or per CPU.
+GpusNodes held_in(const SlurmJob& job, const std::string& type, std::int64_t gpus, std::int64_t nodes);
+// The most GPUs and nodes `job` may hold within `limit`'s CPUs and memory (-1: no bound),
+// and the most GPUs on one node within `per_node`'s (MaxTRESPerNode).
+struct CpuMemBound {
+  std::int64_t gpus = -1, nodes = -1, gpus_per_node = -1;
+};
+CpuMemBound cpu_mem_bound(const SlurmJob& job, const GpusNodes& limit, const GpusNodes& per_node);
 
 // What job_submit needs to keep a new job within the per-job limits (free_gpus.h): each QOS's
 // per-job GPU and node limits, and each user's association's (the smallest along its parents)

@@ -63,7 +63,7 @@ std::vector<std::string> name_list(const char* s) {
 // A per-TRES array of slurmctld's association manager (positions as in tres_names) as GPUs,
 // nodes and CPUs; INFINITE64 and NO_VAL64 are no limit (-1).
 struct TresPositions {
-  int gpu = -1, node = -1, cpu = -1;
+  int gpu = -1, node = -1, cpu = -1, mem = -1;
   std::map<std::string, int> typed;  // gres/gpu:TYPE, by type
   GpusNodes of(const uint64_t* values) const {
     GpusNodes out;
@@ -74,6 +74,7 @@ struct TresPositions {
     out.gpus = one(gpu);
     out.nodes = one(node);
     out.cpus = one(cpu);
+    out.mem_mb = one(mem);
     for (const auto& [type, i] : typed)
       if (std::int64_t v = one(i); v >= 0) out.typed[type] = v;
     return out;
@@ -98,6 +99,7 @@ void read_limits(Snapshot& snap, const std::function<std::string(uint32_t)>& use
     if (std::strcmp(msg->tres_names[i], "gres/gpu") == 0) pos.gpu = static_cast<int>(i);
     if (std::strcmp(msg->tres_names[i], "node") == 0) pos.node = static_cast<int>(i);
     if (std::strcmp(msg->tres_names[i], "cpu") == 0) pos.cpu = static_cast<int>(i);
+    if (std::strcmp(msg->tres_names[i], "mem") == 0) pos.mem = static_cast<int>(i);
     if (std::strncmp(msg->tres_names[i], "gres/gpu:", 9) == 0) pos.typed[msg->tres_names[i] + 9] = static_cast<int>(i);
   }
   if (msg->assoc_list) {
@@ -369,6 +371,10 @@ Result<Snapshot> SlurmClient::snapshot() {
     job.end_time = j.end_time;
     job.restarts = j.restart_cnt;
     job.cpus_per_task = j.cpus_per_task == NO_VAL16 || j.cpus_per_task == 0 ? 1 : j.cpus_per_task;
+    if (j.pn_min_memory != NO_VAL64 && j.pn_min_memory != INFINITE64) {
+      job.mem_per_cpu = (j.pn_min_memory & MEM_PER_CPU) != 0;
+      job.mem_mb = static_cast<std::int64_t>(j.pn_min_memory & ~MEM_PER_CPU);
+    }
     job.priority = j.priority;
     // The enum's name ("JobHeldUser", "Dependency"), not English text: the same in every release.
     job.reason = str(compat::job_reason_name(j.state_reason));

@@ -12,6 +12,7 @@ nlohmann::json gn_json(const GpusNodes& g) {
   nlohmann::json j = {{"gpus", g.gpus}, {"nodes", g.nodes}};
   if (!g.typed.empty()) j["typed"] = g.typed;
   if (g.cpus >= 0) j["cpus"] = g.cpus;
+  if (g.mem_mb >= 0) j["mem_mb"] = g.mem_mb;
   return j;
 }
 GpusNodes gn_value(const nlohmann::json& v, std::int64_t absent) {
@@ -20,6 +21,7 @@ GpusNodes gn_value(const nlohmann::json& v, std::int64_t absent) {
   g.nodes = v.value("nodes", absent);
   g.typed = v.value("typed", std::map<std::string, std::int64_t>{});
   g.cpus = v.value("cpus", absent);
+  g.mem_mb = v.value("mem_mb", absent);
   return g;
 }
 GpusNodes gn_from(const nlohmann::json& j, const char* key) {
@@ -43,7 +45,7 @@ nlohmann::json to_json(const Snapshot& s) {
                          {"tres_per_node", b.tres_per_node}, {"admin_comment", b.admin_comment}, {"comment", b.comment},
                          {"nodes", b.nodes}, {"req_nodes", b.req_nodes}, {"num_nodes", b.num_nodes},
                          {"submit_time", b.submit_time}, {"start_time", b.start_time}, {"end_time", b.end_time},
-                         {"restarts", b.restarts}, {"cpus_per_task", b.cpus_per_task}, {"priority", b.priority}, {"reason", b.reason}, {"requeued_held", b.requeued_held},
+                         {"restarts", b.restarts}, {"cpus_per_task", b.cpus_per_task}, {"mem_mb", b.mem_mb}, {"mem_per_cpu", b.mem_per_cpu}, {"priority", b.priority}, {"reason", b.reason}, {"requeued_held", b.requeued_held},
                          {"begin_time", b.begin_time}, {"batch", b.batch}, {"requeue", b.requeue},
                          {"user", b.user}, {"account", b.account}, {"qos", b.qos},
                          {"eligible_time", b.eligible_time}, {"reservation", b.reservation},
@@ -123,6 +125,8 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& 
       job.end_time = b.value("end_time", std::int64_t{0});
       job.restarts = b.value("restarts", 0);
       job.cpus_per_task = b.value("cpus_per_task", std::uint16_t{1});
+      job.mem_mb = b.value("mem_mb", std::int64_t{0});
+      job.mem_per_cpu = b.value("mem_per_cpu", false);
       job.priority = b.value("priority", std::uint32_t{1});
       job.reason = b.value("reason", "None");
       job.requeued_held = b.value("requeued_held", false);

@@ -28,15 +28,17 @@ struct SlurmNode {
   std::vector<std::string> features;  // its node features (the GPU type may be one)
 };
 
-// GPUs, nodes and CPUs: a limit (-1: none) or a count in use.
+// GPUs, nodes, CPUs and memory (MB): a limit (-1: none) or a count in use.
 struct GpusNodes {
   GpusNodes() = default;
-  GpusNodes(std::int64_t g, std::int64_t n, std::map<std::string, std::int64_t> t = {}, std::int64_t c = -1)
-      : gpus(g), nodes(n), typed(std::move(t)), cpus(c) {}
+  GpusNodes(std::int64_t g, std::int64_t n, std::map<std::string, std::int64_t> t = {}, std::int64_t c = -1,
+            std::int64_t m = -1)
+      : gpus(g), nodes(n), typed(std::move(t)), cpus(c), mem_mb(m) {}
   std::int64_t gpus = -1, nodes = -1;
   // GPUs of each type (gres/gpu:TYPE, by the type): a limit, or what is in use; absent: none.
   std::map<std::string, std::int64_t> typed;
   std::int64_t cpus = -1;
+  std::int64_t mem_mb = -1;
   bool operator==(const GpusNodes&) const = default;
 };
 
@@ -101,6 +103,9 @@ struct SlurmJob {
   std::int64_t time_limit_s = 0;  // the job's time limit (0: none)
   int restarts = 0;
   std::uint16_t cpus_per_task = 1;
+  // Its memory (--mem, or --mem-per-cpu with mem_per_cpu), MB; 0: none asked.
+  std::int64_t mem_mb = 0;
+  bool mem_per_cpu = false;
   // What decides whether Slurm could start the job now, and in which order.
   std::uint32_t priority = 1;   // Slurm's priority; 0 = held
   // Held by a requeue-hold (criusd's move) and by nothing since: an admin hold or a release

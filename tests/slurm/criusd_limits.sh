@@ -15,8 +15,9 @@
 #     shows gres/gpu:v100 for its first run and gres/gpu:a100 for its second in sacct (crius
 #     asks Slurm 22.05 for untyped GPUs and a type feature, which is what lets a pending job
 #     change type; the allocation is typed, per node);
-#  5. an account with GrpTRES=gres/gpu=12, then one with GrpTRES=cpu=12: a movable job on 8
-#     GPUs with 8 more free beside it is not grown to 16 (without the limit, it is);
+#  5. an account with GrpTRES=gres/gpu=12, then cpu=12, then mem=1500 (the job asks 1000M a
+#     node): a movable job on 8 GPUs with 8 more free beside it is not grown to 16 (without the
+#     limit, it is);
 #  6. [job_submit] time_limit_factor = 2 (on in this whole test) and a QOS with MaxWall=30: a
 #     job of that QOS submitted before criusd's report knew of it gets crius's limit of many
 #     hours and pends as QOSMaxWallDurationPerJobLimit; criusd sets its limit again within the
@@ -114,7 +115,7 @@ grep -qE "^$w\|v100\|REQUEUED\|.*gres/gpu:v100=8" runs.txt || fail "sacct does n
 grep -qE "^$w\|a100\|RUNNING\|.*gres/gpu:a100=8" runs.txt || fail "sacct does not show the a100 run with gres/gpu:a100"
 
 ### 5. An account's GrpTRES: a job does not grow past what it leaves.
-r=$(sbatch --parsable -o /dev/null "${crius[@]}" --crius-movable loop.sh) || fail "sbatch"
+r=$(sbatch --parsable -o /dev/null --mem=1000 "${crius[@]}" --crius-movable loop.sh) || fail "sbatch"
 wait_state "$r" RUNNING
 [ "$(gpus_of "$r")" = 8 ] || fail "test premise: job $r should run on 8 GPUs, got $(gpus_of "$r")"
 scancel "$w"
@@ -132,6 +133,12 @@ for _ in $(seq 50); do scontrol show assoc_mgr flags=assoc accounts="$acct" 2>/d
 scontrol show assoc_mgr flags=assoc accounts="$acct" | grep -q 'GrpTRES=cpu=12' || fail "slurmctld does not know GrpTRES=cpu=12"
 [ "$(grows)" -le 8 ] || fail "criusd would grow job $r past its account's GrpTRES=cpu=12"
 sacctmgr -i modify account "$acct" set GrpTRES=cpu=-1 >/dev/null
+# Memory (--mem=1000 a node): GrpTRES=mem=1500 leaves it one node.
+sacctmgr -i modify account "$acct" set GrpTRES=mem=1500 >/dev/null || fail "sacctmgr modify account"
+for _ in $(seq 50); do scontrol show assoc_mgr flags=assoc accounts="$acct" 2>/dev/null | grep -qE 'GrpTRES=[^ ]*mem=1500M?\(' && break; sleep 0.2; done
+scontrol show assoc_mgr flags=assoc accounts="$acct" | grep -qE 'GrpTRES=[^ ]*mem=1500M?\(' || fail "slurmctld does not know GrpTRES=mem=1500"
+[ "$(grows)" -le 8 ] || fail "criusd would grow job $r past its account's GrpTRES=mem=1500"
+sacctmgr -i modify account "$acct" set GrpTRES=mem=-1 >/dev/null
 scancel -u "$(id -un)"
 
 ### 6. A time limit crius set, within the QOS's MaxWall.

@@ -1829,6 +1829,48 @@ BOOST_FIXTURE_TEST_CASE(qos_and_association_limits, Fixture) {
   round = c.decide(s);
   BOOST_TEST_REQUIRE(round.ok(), why(round));
   for (const auto& a : round->actions) BOOST_TEST(a.to.gpus_per_node <= 2);
+  // Memory: per node (--mem) it follows the nodes, per CPU (--mem-per-cpu) the GPUs. The
+  // account's GrpTRES=mem=1500M with the job's own 1000M in use: one node (8 GPUs), not two.
+  s = snapshot();
+  s.jobs[0].mem_mb = 1000;
+  s.assocs[1].grp = GpusNodes(-1, -1, {}, -1, 1500);
+  s.assocs[1].used = GpusNodes(2, 1, {}, -1, 1000);
+  BOOST_TEST(grown_to(s) == 8);
+  s.jobs[0].mem_mb = 0;  // no memory asked: not what stops it
+  BOOST_TEST(grown_to(s) > 8);
+  s = snapshot();
+  s.jobs[0].mem_mb = 100;
+  s.jobs[0].mem_per_cpu = true;
+  s.qos[0].max_per_job = GpusNodes(-1, -1, {}, -1, 400);  // 4 CPUs' worth
+  BOOST_TEST(grown_to(s) == 4);
+  // MaxTRESPerNode=mem=500M under a job of 1000M a node: no Cell at all; it stays and is said.
+  s = snapshot();
+  s.jobs[0].mem_mb = 1000;
+  s.qos[0].max_per_node = GpusNodes(-1, -1, {}, -1, 500);
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  BOOST_TEST(round->actions.empty());
+  BOOST_TEST(round->jobs[0].considered.find("its limits allow no GPUs") != std::string::npos, round->jobs[0].considered);
+  // The round's own changes count in memory too, with a note naming the limit.
+  s = snapshot();
+  s.jobs[0].mem_mb = 100;  // a CPU, a task, a GPU: 100M each
+  s.jobs[0].mem_per_cpu = true;
+  s.assocs[1].grp = GpusNodes(-1, -1, {}, -1, 1000);  // 10 GPUs' worth: the two jobs hold 4
+  s.jobs.push_back(s.jobs[0]);
+  s.jobs.back().id = 11;
+  s.jobs.back().nodes = {"a100-2"};
+  s.nodes[1].gpus_used = 2;
+  s.assocs[1].used = s.assocs[0].used = GpusNodes(4, 2, {}, -1, 400);
+  round = c.decide(s);
+  BOOST_TEST_REQUIRE(round.ok(), why(round));
+  said = round->actions.size() < 2;
+  for (const auto& n : round->notes)
+    said = said || n.find("its memory would be over the GrpTRES of account lab (mem=1000M, ") != std::string::npos;
+  BOOST_TEST(said);
+  added = 0;
+  for (const auto& a : round->actions) added += a.to.gpus() - 2;
+  BOOST_TEST(added <= 6);  // (1000 - 400) / 100
+  BOOST_TEST(added > 0);
   // A job pending because its Cell is over a limit (QOSMaxGRESPerJob) gets one within it.
   s = snapshot();
   s.qos[0].max_per_job = {8, -1};
