@@ -61,6 +61,7 @@ struct Submitter {
   std::string account, qos;
   std::int64_t time_limit_s = 0;  // 0: none given
   bool privileged = false;        // root or SlurmUser: AllowGroups lets them in
+  std::int64_t now = 0;           // when it submits (Unix seconds; 0: the report's time stands in)
 };
 
 struct FreeGpus {

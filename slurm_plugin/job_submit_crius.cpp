@@ -327,6 +327,7 @@ int submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   who.qos = job_desc->qos ? printable(job_desc->qos, 64) : "";
   who.time_limit_s = job_desc->time_limit == NO_VAL || job_desc->time_limit == INFINITE ? 0 : std::int64_t{job_desc->time_limit} * 60;
   who.privileged = who.uid == 0 || who.uid == getuid();
+  who.now = std::time(nullptr);
   // An outage (criusd's report stale: criusd stopped): the partitions and limits it last read
   // still hold, and the Cell is bounded ([job_submit] outage_max_gpus), since no criusd can
   // shrink or move it until criusd is back.

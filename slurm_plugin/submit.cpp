@@ -326,7 +326,8 @@ Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& r, con
       limit_s = 60 * job::time_limit_minutes(static_cast<double>(*req.iters), e.iter_time_s,
                                              conf.config.time_limit_factor, longest);
     if (limit_s <= 0) limit_s = longest;
-    return limit_s > 0 ? free->time + limit_s : 0;
+    const std::int64_t start = who && who->now > 0 ? who->now : free->time;
+    return limit_s > 0 ? start + limit_s : 0;
   };
   std::vector<std::int64_t> ends(all.size());
   if (free && !free->reserved_from.empty())

@@ -65,7 +65,7 @@ struct SlurmQos {
   GpusNodes max_per_job, max_per_user, grp, used;
   std::map<std::string, GpusNodes> used_by_user;  // user name -> in use
   std::int64_t max_wall_s = -1;
-  GpusNodes max_per_node;
+  GpusNodes max_per_node{};
 };
 struct SlurmAssoc {
   std::uint32_t id = 0, parent_id = 0;  // parent_id 0: the root
@@ -73,7 +73,7 @@ struct SlurmAssoc {
   std::uint32_t uid = 0, default_qos_id = 0;  // of a user's association; 0: none
   GpusNodes max_per_job, grp, used;
   std::int64_t max_wall_s = -1;
-  GpusNodes max_per_node;
+  GpusNodes max_per_node{};
 };
 
 struct SlurmJob {

@@ -241,6 +241,14 @@ BOOST_AUTO_TEST_CASE(a_cell_that_fits_now_is_clear_of_reservations_ahead) {
   auto none = cache.decide(bert(), c, "", &f, &who);
   BOOST_TEST_REQUIRE(none.ok(), why(none));
   BOOST_TEST(none->chosen.cell.nodes == 1);
+  // Counted from the submission, not from the report: an hour's job submitted 90 minutes after
+  // criusd's report would end after the reservation begins.
+  who.time_limit_s = 3600;
+  who.now = f.time + 5400;
+  auto later = cache.decide(bert(), c, "", &f, &who);
+  BOOST_TEST_REQUIRE(later.ok(), why(later));
+  BOOST_TEST(later->chosen.cell.nodes == 1);
+  BOOST_TEST(later->until == f.time + 5400 + 3600);
 }
 
 BOOST_AUTO_TEST_CASE(free_gpus_file_is_read_only_from_a_safe_file) {
