@@ -230,7 +230,8 @@ struct Cluster {
   Framework framework;
   // [launch] progress_interval_s: how often crius-launch writes a job's progress into its
   // Comment, one slurmctld RPC each (crius.toml(5)).
-  double progress_interval_s = 1200;
+  static constexpr double kDefaultProgressIntervalS = 1200;
+  double progress_interval_s = kDefaultProgressIntervalS;
   toml::table table;  // the whole parsed file ([job_submit], [spank], [criusd], [scheduler] live here)
   const Partition* find_partition(std::string_view name) const;
 };

@@ -569,7 +569,7 @@ int main(int argc, char** argv) {
       }
       progress_interval = *d;
     } else {
-      progress_interval = est::Cluster{}.progress_interval_s;
+      progress_interval = est::Cluster::kDefaultProgressIntervalS;
       const std::string site = est::find_crius_conf(CRIUS_SLURM_SYSCONFDIR);
       if (std::error_code ec; std::filesystem::exists(site, ec)) {
         if (auto c = est::load_cluster(site)) progress_interval = c->progress_interval_s;

@@ -321,11 +321,13 @@ Decision choose(const JobRequest& req, const Loaded& conf, const Ranking& r, con
   auto until = [&](const est::Estimate& e) -> std::int64_t {
     if (!free) return 0;
     std::int64_t limit_s = who ? who->time_limit_s : 0;
-    const std::int64_t longest = who ? free->longest_time_limit_s(e.cell.partition, *who) : 0;
-    if (limit_s <= 0 && conf.config.time_limit_factor > 0 && req.iters && e.iter_time_s > 0)
-      limit_s = 60 * job::time_limit_minutes(static_cast<double>(*req.iters), e.iter_time_s,
-                                             conf.config.time_limit_factor, longest);
-    if (limit_s <= 0) limit_s = longest;
+    if (limit_s <= 0) {
+      const std::int64_t longest = who ? free->longest_time_limit_s(e.cell.partition, *who) : 0;
+      if (conf.config.time_limit_factor > 0 && req.iters && e.iter_time_s > 0)
+        limit_s = 60 * job::time_limit_minutes(static_cast<double>(*req.iters), e.iter_time_s,
+                                               conf.config.time_limit_factor, longest);
+      if (limit_s <= 0) limit_s = longest;
+    }
     const std::int64_t start = who && who->now > 0 ? who->now : free->time;
     return limit_s > 0 ? start + limit_s : 0;
   };

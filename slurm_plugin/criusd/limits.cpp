@@ -253,17 +253,17 @@ std::string GroupLimits::change(const SlurmJob& job, GpusNodes from, GpusNodes t
   if (!m_enforced) return "";
   // One TRES of one counter: the job going from `was` to `will` under `limit`, with `used` in use.
   struct Tres {
-    std::string name, unit;
+    std::string name, key, unit;  // "its memory", "mem=", "M"
     std::int64_t limit, used, was, will;
   };
   auto tres_of = [&](const Counter& c) {
-    std::vector<Tres> t = {{"its GPUs", "gres/gpu=", c.limit.gpus, c.used.gpus, from.gpus, to.gpus},
-                           {"its nodes", "node=", c.limit.nodes, c.used.nodes, from.nodes, to.nodes},
-                           {"its CPUs", "cpu=", c.limit.cpus, c.used.cpus, from.cpus, to.cpus},
-                           {"its memory", "mem=", c.limit.mem_mb, c.used.mem_mb, from.mem_mb, to.mem_mb}};
+    std::vector<Tres> t = {{"its GPUs", "gres/gpu=", "", c.limit.gpus, c.used.gpus, from.gpus, to.gpus},
+                           {"its nodes", "node=", "", c.limit.nodes, c.used.nodes, from.nodes, to.nodes},
+                           {"its CPUs", "cpu=", "", c.limit.cpus, c.used.cpus, from.cpus, to.cpus},
+                           {"its memory", "mem=", "M", c.limit.mem_mb, c.used.mem_mb, from.mem_mb, to.mem_mb}};
     // Per type (gres/gpu:a100=8): Slurm 22.05 does not check them for crius's untyped request.
     for (const auto& [type, limit] : c.limit.typed)
-      t.push_back({"its " + type + " GPUs", "gres/gpu:" + type + "=", limit, typed_of(c.used, type),
+      t.push_back({"its " + type + " GPUs", "gres/gpu:" + type + "=", "", limit, typed_of(c.used, type),
                    typed_of(from, type), typed_of(to, type)});
     return t;
   };
@@ -271,11 +271,9 @@ std::string GroupLimits::change(const SlurmJob& job, GpusNodes from, GpusNodes t
   for (const Counter* c : counters)
     for (const Tres& t : tres_of(*c)) {
       const std::int64_t will = std::max<std::int64_t>(0, t.will), was = std::max<std::int64_t>(0, t.was);
-      if (will > was && t.limit >= 0 && others(t.used, was) + will > t.limit) {
-        const bool mem = t.unit == "mem=";
-        return t.name + " would be over the " + c->name + " (" + t.unit + std::to_string(t.limit) + (mem ? "M" : "") +
-               ", " + std::to_string(std::max<std::int64_t>(0, t.used)) + (mem ? "M" : "") + " in use)";
-      }
+      if (will > was && t.limit >= 0 && others(t.used, was) + will > t.limit)
+        return t.name + " would be over the " + c->name + " (" + t.key + std::to_string(t.limit) + t.unit + ", " +
+               std::to_string(std::max<std::int64_t>(0, t.used)) + t.unit + " in use)";
     }
   auto count = [](std::int64_t& used, std::int64_t was, std::int64_t will) {
     used = others(used, was) + std::max<std::int64_t>(0, will);

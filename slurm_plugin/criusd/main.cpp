@@ -248,6 +248,15 @@ void print_status(const Round& r) {
   }
 }
 
+// A snapshot saved by --save-state (--state).
+Result<Snapshot> read_state(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return make_error("cannot open --state " + path);
+  auto j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded()) return make_error(path + ": not JSON");
+  return snapshot_from_json(j, path);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -326,14 +335,7 @@ int main(int argc, char** argv) {
 
   // One description of the cluster: crius.toml against Slurm (or a saved snapshot), then exit.
   if (check_description_flag) {
-    Result<Snapshot> snap = make_error("no snapshot");
-    if (!state_file.empty()) {
-      std::ifstream in(state_file);
-      auto j = nlohmann::json::parse(in, nullptr, false);
-      snap = j.is_discarded() ? Result<Snapshot>(make_error(state_file + ": not JSON")) : snapshot_from_json(j, state_file);
-    } else {
-      snap = SlurmClient(slurm_conf).snapshot();
-    }
+    auto snap = state_file.empty() ? SlurmClient(slurm_conf).snapshot() : read_state(state_file);
     if (!snap) {
       std::cerr << "criusd --check-description: " << snap.error() << "\n";
       return 2;
@@ -349,15 +351,9 @@ int main(int argc, char** argv) {
   }
 
   if (!state_file.empty()) {
-    std::ifstream in(state_file);
-    if (!in) {
-      std::cerr << "criusd: cannot open --state " << state_file << "\n";
-      return 2;
-    }
-    auto j = nlohmann::json::parse(in, nullptr, false);
-    auto snap = snapshot_from_json(j, state_file);
-    if (j.is_discarded() || !snap) {
-      std::cerr << "criusd: " << (j.is_discarded() ? state_file + ": not JSON" : snap.error()) << "\n";
+    auto snap = read_state(state_file);
+    if (!snap) {
+      std::cerr << "criusd: " << snap.error() << "\n";
       return 2;
     }
     auto round = controller_ptr->decide(*snap);

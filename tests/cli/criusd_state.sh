@@ -74,5 +74,16 @@ done
 state broken.json '{}' '{}' '{"runtime": 7}'
 [ -z "$(decide broken.json)" ] || fail "broken: criusd acted on a job whose record does not read"
 grep -qE '^1 .* no: its record does not read' broken.json.status || fail "broken: not reported: $(cat broken.json.status)"
+# --check-description on a saved snapshot: crius.toml's 2 x 8 a100 and v100 agree with it; a
+# v100 node of 4 GPUs is said; a snapshot that cannot be read is exit 2, naming it.
+"$criusd" --config "$TOP/etc/crius/crius.toml" --state free.json --check-description >agree.out 2>&1 ||
+  fail "--check-description on free.json: exit $?: $(cat agree.out)"
+grep -qx 'partition v100: agrees (2 nodes x 8 v100)' agree.out || fail "--check-description: $(cat agree.out)"
+python3 -c 'import json; s = json.load(open("free.json")); s["nodes"][3]["gpus"] = 4; json.dump(s, open("four.json", "w"))'
+rc=0; "$criusd" --config "$TOP/etc/crius/crius.toml" --state four.json --check-description >four.out 2>&1 || rc=$?
+[ $rc = 1 ] && grep -qx 'partition v100: crius.toml says 2 nodes x 8 v100, but node v100-2 has 4 GPUs; criusd places nothing there' four.out ||
+  fail "--check-description on four.json: exit $rc: $(cat four.out)"
+rc=0; "$criusd" --config "$TOP/etc/crius/crius.toml" --state missing.json --check-description >missing.out 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q 'cannot open --state missing.json' missing.out || fail "--check-description on a missing file: exit $rc: $(cat missing.out)"
 echo "$fails failure(s)"
 [ $fails = 0 ]
