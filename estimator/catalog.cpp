@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // GPU and model catalogues, model files, enum names.
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 
 #include "common/util.h"
@@ -50,6 +51,15 @@ std::string_view to_string(CommOp op) {
 
 // ---- GPUs -------------------------------------------------------------------
 
+std::string GpuType::memory_technology() const {
+  const std::string m = util::lower(memory_type);
+  for (std::string_view tech : {"HBM", "GDDR"})
+    if (m.size() > tech.size() && m.starts_with(util::lower(tech)) &&
+        std::isdigit(static_cast<unsigned char>(m[tech.size()])))
+      return std::string(tech);
+  return {};
+}
+
 double GpuType::peak_tflops(Dtype d) const {
   switch (d) {
     case Dtype::fp16: return tflops_fp16;
@@ -64,7 +74,7 @@ static Result<GpuType> parse_gpu(const std::string& id, const toml::table& t, co
   TableReader r(t, file, "[gpu." + id + "]");
   if (auto e = r.unknown_keys({"name", "memory_gib", "memory_bw_gbs", "tflops", "match", "gemm_efficiency",
                                "fp32_efficiency", "memory_efficiency", "attention_efficiency", "fused_attention_efficiency",
-                               "gemm_half_gflop"}))
+                               "gemm_half_gflop", "compute_capability", "memory_type"}))
     return *e;
   GpuType g;
   g.id = id;
@@ -78,6 +88,10 @@ static Result<GpuType> parse_gpu(const std::string& id, const toml::table& t, co
   CRIUS_TRY_ASSIGN(g.attention_efficiency, r.number("attention_efficiency", 0, 10));
   CRIUS_TRY_ASSIGN(g.fused_attention_efficiency, r.number("fused_attention_efficiency", 0, 10));
   CRIUS_TRY_ASSIGN(g.gemm_half_gflop, r.number("gemm_half_gflop", 0, 1e6, false));
+  CRIUS_TRY_ASSIGN(g.compute_capability, r.number("compute_capability", 1, 99));
+  CRIUS_TRY_ASSIGN(g.memory_type, r.str("memory_type"));
+  if (!g.memory_type.empty() && g.memory_technology().empty())
+    return r.bad("memory_type", "must name HBM or GDDR memory (\"HBM2e\", \"HBM3\", \"GDDR6\")");
   const toml::node* tf = t.get("tflops");
   if (!tf) return r.missing("tflops");
   const toml::table* tt = tf->as_table();

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "common/util.h"
@@ -388,8 +389,9 @@ bool dual_issue_fp32(const GpuType& g) { return g.tflops_fp16 > 0 && g.tflops_fp
 // The fitted constants live in the GPU catalogue (etc/crius/gpus.toml: per GPU type
 // gemm_efficiency, fp32_efficiency, memory_efficiency; per runtime profile
 // inter_node_factor, runtime_overhead). A type without one gets the datasheet rule of
-// crius.toml(5): the mean of the calibrated types' values, for fp32 among the types of its
-// fp32 class (dual_issue_fp32); with no calibrated type, the generic default of CostConstants.
+// crius.toml(5): the mean of the calibrated types nearest to it (for fp32 only those of its
+// fp32 class, dual_issue_fp32): of its memory technology where one of them has a value, and
+// of those the nearest generation. With no calibrated type, the generic default of CostConstants.
 ConstantSources constant_sources(const GpuCatalog& catalog, const GpuType& gpu) {
   ConstantSources out;
   auto rule = [&](double own, double fallback, auto value_of, auto same_class, ConstantSource& src) {
@@ -397,12 +399,25 @@ ConstantSources constant_sources(const GpuCatalog& catalog, const GpuType& gpu) 
       src = {own, true, {}};
       return;
     }
-    double sum = 0;
+    std::vector<const GpuType*> pool;
     for (const GpuType& t : catalog.types())
-      if (t.id != gpu.id && value_of(t) > 0 && same_class(t)) {
-        sum += value_of(t);
-        src.from.push_back(t.id);
-      }
+      if (t.id != gpu.id && value_of(t) > 0 && same_class(t)) pool.push_back(&t);
+    const std::string tech = gpu.memory_technology();
+    if (gpu.generation() > 0 && !tech.empty()) {
+      auto distance = [&](const GpuType* t) {
+        return t->generation() > 0 ? std::abs(t->generation() - gpu.generation()) : std::numeric_limits<int>::max();
+      };
+      if (std::any_of(pool.begin(), pool.end(), [&](const GpuType* t) { return t->memory_technology() == tech; }))
+        std::erase_if(pool, [&](const GpuType* t) { return t->memory_technology() != tech; });
+      int nearest = std::numeric_limits<int>::max();
+      for (const GpuType* t : pool) nearest = std::min(nearest, distance(t));
+      std::erase_if(pool, [&](const GpuType* t) { return distance(t) != nearest; });
+    }
+    double sum = 0;
+    for (const GpuType* t : pool) {
+      sum += value_of(*t);
+      src.from.push_back(t->id);
+    }
     src.value = src.from.empty() ? fallback : sum / static_cast<double>(src.from.size());
   };
   const CostConstants generic;

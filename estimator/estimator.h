@@ -45,6 +45,12 @@ struct GpuType {
   double memory_bw_gbs = 0;  // HBM GB/s
   double tflops_fp16 = 0, tflops_bf16 = 0, tflops_tf32 = 0, tflops_fp32 = 0, tflops_fp64 = 0;  // dense peak
   std::vector<std::string> match;  // case-insensitive substrings of raw device names
+  // The generation and memory technology the datasheet rule matches on (0 / empty: not given):
+  // CUDA compute capability ("8.0" for A100, "8.9" for Ada), and the memory ("HBM2e", "GDDR6").
+  double compute_capability = 0;
+  std::string memory_type;
+  int generation() const { return static_cast<int>(compute_capability); }  // 8 for 8.0 and 8.9
+  std::string memory_technology() const;  // "HBM" or "GDDR"; empty when not given
   // Fitted efficiency constants (crius.toml(5), tests/bench/estimator-accuracy.sh fits
   // them); 0 = the generic default of CostConstants.
   double gemm_efficiency = 0;       // fp16/bf16 (tensor core) GEMMs
@@ -344,8 +350,10 @@ struct CostConstants {
 };
 CostConstants cost_constants(const GpuCatalog& catalog, const GpuType& gpu, Runtime runtime);
 // Where a GPU type's efficiency constants come from: its own catalogue entry (calibrated),
-// or, uncalibrated, the datasheet rule of crius.toml(5): the mean of the calibrated types'
-// values (`from`), for fp32 among the types of the same fp32 class; with none, the generic
+// or, uncalibrated, the datasheet rule of crius.toml(5): the mean of the values (`from`) of the
+// calibrated types nearest to it, for fp32 among the types of the same fp32 class: of the same
+// memory technology where one has a value, then of the nearest generation (compute capability's
+// major); a type that names neither takes all calibrated types. With none, the generic
 // default of CostConstants.
 struct ConstantSource {
   double value = 0;
@@ -356,7 +364,7 @@ struct ConstantSources {
   ConstantSource gemm, fp32, memory;
 };
 ConstantSources constant_sources(const GpuCatalog& catalog, const GpuType& gpu);
-// "0.72 (calibrated)", "0.655 (uncalibrated: datasheet rule, the mean of a100, a10, a40, v100)".
+// "0.72 (calibrated)", "0.73 (uncalibrated: datasheet rule, the mean of a10, a40)".
 std::string describe(const ConstantSource& s);
 // The datasheet's fp32 peak is at least a fifth of its dense fp16 tensor peak: GA10x and
 // AD10x count dual-issue fp32, a peak GEMMs rarely reach.

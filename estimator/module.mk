@@ -21,3 +21,4 @@ MANPAGES += man/crius-estimate.1 man/crius.toml.5
 
 include estimator/discover/module.mk
 $(B)/estimator/estimate_main.o: EXTRA_CPPFLAGS += -DCRIUS_SLURM_SYSCONFDIR='"$(SLURM_SYSCONFDIR)"'
+TEST_PROGRAMS += $(B)/tests/bench/estimator-bench

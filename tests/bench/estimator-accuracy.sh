@@ -16,35 +16,39 @@
 # memory per GPU of pure data parallelism against the artifact's measured peak
 # (tests/data/estimator/dp-memory.csv), optimizer states replicated and sharded, a MoE model's
 # experts on every rank (as the artifact ran it) and, for comparison, sharded.
+# Its output is docs/estimator-figures.txt, which docs/results.md quotes; tests/cli/results_figures.sh
+# fails when the two drift apart (regenerate with `tests/bench/estimator-accuracy.sh >docs/estimator-figures.txt`).
 set -eu
 : "${TOP:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${B:=$TOP/build}"
+case $B in /*) ;; *) B=$PWD/$B ;; esac
 bench=$B/tests/bench/estimator-bench
+cd "$TOP"
 [ -x "$bench" ] || { echo "estimator-bench not built (make B=... bench)"; exit 1; }
-"$bench" accuracy "$TOP/tests/data/estimator/arena-hw.toml" "$TOP/tests/data/estimator/measured-calibration.csv" \
-  "$TOP/tests/data/estimator/measured-heldout.csv"
+"$bench" accuracy "tests/data/estimator/arena-hw.toml" "tests/data/estimator/measured-calibration.csv" \
+  "tests/data/estimator/measured-heldout.csv"
 echo
 echo "published Megatron-LM runs (estimate / published - 1):"
-"$bench" published "$TOP/tests/data/estimator/megatron-a100.toml" "$TOP/tests/data/estimator/megatron-published.csv"
+"$bench" published "tests/data/estimator/megatron-a100.toml" "tests/data/estimator/megatron-published.csv"
 echo
 echo "published H100 runs, megatron-core (estimate / published - 1):"
-"$bench" published "$TOP/tests/data/estimator/h100-dgx.toml" "$TOP/tests/data/estimator/h100-published.csv"
+"$bench" published "tests/data/estimator/h100-dgx.toml" "tests/data/estimator/h100-published.csv"
 echo
 # The same runs as the Megatron-LM jobs they were (crius(7), FRAMEWORKS): Megatron-LM of 2021-22
 # and Megatron-Core 0.8 split the layers evenly; the NeMo releases of the H100 runs are Megatron-Core
 # 0.8 to 0.13, so both ends of that range.
 for fw in megatron:0.8 megatron:0.13; do
   echo "published Megatron-LM runs as $fw jobs (estimate / published - 1):"
-  "$bench" published "$TOP/tests/data/estimator/megatron-a100.toml" "$TOP/tests/data/estimator/megatron-published.csv" "$fw" |
+  "$bench" published "tests/data/estimator/megatron-a100.toml" "tests/data/estimator/megatron-published.csv" "$fw" |
     grep -E '^(korthikanti22|narayanan21|split) '
   echo "published H100 runs as $fw jobs:"
-  "$bench" published "$TOP/tests/data/estimator/h100-dgx.toml" "$TOP/tests/data/estimator/h100-published.csv" "$fw" |
+  "$bench" published "tests/data/estimator/h100-dgx.toml" "tests/data/estimator/h100-published.csv" "$fw" |
     grep -E '^split |infeasible'
 done
 echo
 echo "memory per GPU of pure data parallelism, alpa, against the artifact's measured peak (estimate / measured - 1):"
-"$bench" memory "$TOP/tests/data/estimator/arena-hw.toml" "$TOP/tests/data/estimator/dp-memory.csv"
+"$bench" memory "tests/data/estimator/arena-hw.toml" "tests/data/estimator/dp-memory.csv"
 echo
 echo "the same, a MoE model's experts sharded over the ranks (expert parallelism, what the alpa search plans):"
-"$bench" memory "$TOP/tests/data/estimator/arena-hw.toml" "$TOP/tests/data/estimator/dp-memory.csv" experts-sharded |
+"$bench" memory "tests/data/estimator/arena-hw.toml" "tests/data/estimator/dp-memory.csv" experts-sharded |
   grep '^zero [01] moe '

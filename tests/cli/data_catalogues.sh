@@ -13,7 +13,7 @@ py=/usr/bin/python3
 "$py" -c 'import tomllib' 2>/dev/null || { echo "python3 >= 3.11 (tomllib) not available"; exit 77; }
 
 "$py" - "$TOP/etc/crius" <<'EOF'
-import csv, math, os, sys, tomllib
+import csv, math, os, re, sys, tomllib
 
 etc = sys.argv[1]
 errors = []
@@ -52,7 +52,7 @@ for gid in required_ids:
         err(f"gpus.toml: required GPU type '{gid}' missing")
 if "k40m" in gpus:
     err("gpus.toml: k40m must stay unknown (it is the unknown-GPU test case)")
-gpu_keys = {"name", "memory_gib", "memory_bw_gbs", "tflops", "match"}
+gpu_keys = {"name", "memory_gib", "memory_bw_gbs", "tflops", "match", "compute_capability", "memory_type"}
 fitted_keys = {"gemm_efficiency", "fp32_efficiency", "memory_efficiency", "fused_attention_efficiency"}
 for gid, g in gpus.items():
     where = f"gpus.toml [gpu.{gid}]"
@@ -63,6 +63,11 @@ for gid, g in gpus.items():
     for k in sorted(set(g) & fitted_keys):
         if not (pos_num(g[k]) and g[k] <= 1):
             err(f"{where}: {k} = {g[k]!r} not in (0, 1]")
+    cc, memtype = g.get("compute_capability"), g.get("memory_type")
+    if not (pos_num(cc) and 6 <= cc < 20):
+        err(f"{where}: compute_capability {cc!r} not a CUDA compute capability (6.0..)")
+    if not (isinstance(memtype, str) and re.fullmatch(r"(HBM|GDDR)\d\w*", memtype)):
+        err(f"{where}: memory_type {memtype!r} is not HBMn or GDDRn")
     if not (isinstance(g.get("name"), str) and g["name"]):
         err(f"{where}: name must be a non-empty string")
     mem, bw = g.get("memory_gib"), g.get("memory_bw_gbs")

@@ -55,14 +55,14 @@ expect 2 "--schedule gpipe is not available with --runtime megatron" --cluster "
 # Unknown names, with close matches.
 expect 2 "--model: unknown model 'bert_1.3B' in $D/models.toml (close matches: bert__1.3B" --cluster "$C" \
   --model bert_1.3B --global-batch 128
-expect 2 "--gpu: unknown GPU type 'a1000' in $D/gpus.toml (close matches: a100" --cluster "$C" "${M[@]}" --gpu a1000
+expect 2 "--gpu: unknown GPU type 'a1000' in $TOP/etc/crius/gpus.toml (close matches: a100" --cluster "$C" "${M[@]}" --gpu a1000
 expect 2 "--gpu: unknown GPU type 'k40m'" --cluster "$C" "${M[@]}" --gpu k40m
 expect 2 "--partition: no partition 'gpu' in $C (partitions: a100, v100, a40, a10)" --cluster "$C" "${M[@]}" --partition gpu
 expect 1 "--gpu: no partition of $C has GPU type 'h100'" --cluster "$C" "${M[@]}" --gpu h100
 
 # Bad files.
 expect 2 "/nonexistent/crius.toml: cannot open file" --cluster /nonexistent/crius.toml "${M[@]}"
-cp "$D/gpus.toml" "$D/models.toml" .
+cp "$TOP/etc/crius/gpus.toml" "$D/models.toml" .
 printf '[[partition]]\nname = "p"\ngpu = "a100"\nnodes = 2\ngpus_per_node = 4\nintra_node_bw_gbs = 300\ninter_node_bw_gbs = [25\n' >broken.toml
 expect 2 "broken.toml:7:" --cluster broken.toml "${M[@]}"
 printf '[[partition]]\nname = "p"\ngpu = "a100"\nnodes = 1000000000000\ngpus_per_node = 4\nintra_node_bw_gbs = 300\ninter_node_bw_gbs = 25\ninter_node_latency_us = 5\n' >huge.toml
@@ -88,8 +88,8 @@ python3 -c 'print("a." * 4000 + "a = 1")' >deep.toml
 expect 2 "deep.toml: line 1: a dotted key or table name nested deeper than 16 levels" --cluster "$C" --model ./deep.toml --global-batch 8
 python3 -c 'print("x = " + "[" * 5000 + "]" * 5000)' >deeparr.toml
 expect 2 "deeparr.toml: line 1: an array or inline table nested deeper than 16 levels" --cluster deeparr.toml "${M[@]}"
-sed 's/^nodes = .*/nodes = 1000000/' "$C" >many.toml
+sed -e 's/^nodes = .*/nodes = 1000000/' -e 's|^gpus = .*|gpus = "gpus.toml"|' "$C" >many.toml
 expect 2 "key 'nodes' in [[partition]] 'a100' = 1000000 is out of range [1, 65536]" --cluster many.toml "${M[@]}"
-sed 's/^intra_node_bw_gbs = .*/intra_node_bw_gbs = 1e-300/' "$C" >slow.toml
+sed -e 's/^intra_node_bw_gbs = .*/intra_node_bw_gbs = 1e-300/' -e 's|^gpus = .*|gpus = "gpus.toml"|' "$C" >slow.toml
 expect 2 "key 'intra_node_bw_gbs' in [[partition]] 'a100' = 1e-300 is out of range [0.01, 100000]" --cluster slow.toml "${M[@]}"
 exit $fail

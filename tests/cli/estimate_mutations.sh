@@ -6,7 +6,7 @@
 # with exit 0, 1 or 2 and, on 2, a message starting with the program name.
 set -u
 D=$TOP/tests/data/estimator
-cp "$D/gpus.toml" "$D/models.toml" .
+cp "$TOP/etc/crius/gpus.toml" "$D/models.toml" .
 cat >cluster.toml <<'TOML'
 [[partition]]
 name = "p"

@@ -18,6 +18,8 @@ static std::string top() {
   return t ? t : ".";
 }
 static std::string data(const std::string& f) { return top() + "/tests/data/estimator/" + f; }
+// The one GPU catalogue: tests read the shipped file (issue 54), never a copy of it.
+static std::string shipped_gpus() { return top() + "/etc/crius/gpus.toml"; }
 
 static bool contains(const std::string& hay, const std::string& needle) {
   if (hay.find(needle) != std::string::npos) return true;
@@ -36,7 +38,7 @@ dtype = "fp16"
 )";
 
 BOOST_AUTO_TEST_CASE(gpu_catalogue_loads_and_matches_names) {
-  auto cat = est::GpuCatalog::load(data("gpus.toml"));
+  auto cat = est::GpuCatalog::load(shipped_gpus());
   BOOST_REQUIRE_MESSAGE(cat.ok(), (cat.ok() ? std::string() : cat.error()));
   for (const char* id : {"a100", "a100-80gb", "h100", "h200", "v100", "a40", "a10", "l20", "l40s", "p100"})
     BOOST_TEST(cat->find(id) != nullptr, id);
@@ -156,7 +158,7 @@ BOOST_AUTO_TEST_CASE(model_catalogue_and_resolve) {
 static std::string write(const std::string& name, const std::string& text) {
   fs::path dir = fs::temp_directory_path() / ("crius-est-test-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  fs::copy_file(data("gpus.toml"), dir / "gpus.toml", fs::copy_options::overwrite_existing);
+  fs::copy_file(shipped_gpus(), dir / "gpus.toml", fs::copy_options::overwrite_existing);
   fs::copy_file(data("models.toml"), dir / "models.toml", fs::copy_options::overwrite_existing);
   std::ofstream(dir / name) << text;
   return (dir / name).string();
@@ -309,6 +311,53 @@ tflops = { fp16 = 300.0, fp32 = 90.0 }
   const est::ConstantSources q = est::constant_sources(*alone, *alone->find("q"));
   BOOST_TEST(q.gemm.value == est::CostConstants{}.gemm_efficiency);
   BOOST_TEST(est::describe(q.gemm).find("the generic default") != std::string::npos);
+}
+
+// With generations and memory technologies named, the rule takes the nearest calibrated types:
+// the same memory technology where one has the value, then the nearest compute capability major.
+BOOST_AUTO_TEST_CASE(the_datasheet_rule_takes_the_nearest_generation_and_memory) {
+  auto gpu = [](const char* id, const char* cc, const char* mem, const char* more) {
+    std::string t = std::string("[gpu.") + id + "]\nname = \"" + id + "\"\nmemory_gib = 80\nmemory_bw_gbs = 2000\n" +
+                    "tflops = { fp16 = 300.0, fp32 = 20.0 }\n";
+    if (*cc) t += std::string("compute_capability = ") + cc + "\n";
+    if (*mem) t += std::string("memory_type = \"") + mem + "\"\n";
+    return t + more;
+  };
+  auto cat = est::GpuCatalog::parse(gpu("ampere", "8.0", "HBM2e", "gemm_efficiency = 0.7\nmemory_efficiency = 0.6\n") +
+                                        gpu("hopper", "9.0", "HBM3", "gemm_efficiency = 0.8\nmemory_efficiency = 0.9\n") +
+                                        gpu("ga102", "8.6", "GDDR6", "gemm_efficiency = 0.5\n") +
+                                        gpu("ada", "8.9", "gddr6", "") + gpu("h200ish", "9.0", "HBM3e", "") +
+                                        gpu("pascal", "6.0", "HBM2", "") + gpu("nameless", "", "", ""),
+                                    "test");
+  BOOST_TEST_REQUIRE(cat.ok(), (cat.ok() ? "" : cat.error()));
+  auto sources = [&](const char* id) { return est::constant_sources(*cat, *cat->find(id)); };
+  const est::ConstantSources ada = sources("ada");
+  BOOST_TEST(ada.gemm.value == 0.5);  // GDDR6 beside it, not the mean of all three
+  BOOST_TEST((ada.gemm.from == std::vector<std::string>{"ga102"}));
+  BOOST_TEST(ada.memory.value == 0.6);  // no GDDR type has one: the nearest generation of any
+  BOOST_TEST((ada.memory.from == std::vector<std::string>{"ampere"}));
+  BOOST_TEST(sources("h200ish").gemm.value == 0.8);
+  BOOST_TEST(sources("h200ish").memory.value == 0.9);
+  BOOST_TEST((sources("pascal").gemm.from == std::vector<std::string>{"ampere"}));  // HBM, 2 generations off
+  BOOST_TEST(sources("nameless").gemm.value == (0.7 + 0.8 + 0.5) / 3, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(est::describe(ada.gemm) == "0.5 (uncalibrated: datasheet rule, the mean of ga102)");
+
+  auto bad = est::GpuCatalog::parse(gpu("x", "8.0", "LPDDR5", ""), "g.toml");
+  BOOST_REQUIRE(!bad.ok());
+  BOOST_TEST(contains(bad.error(), "memory_type"), bad.error());
+  BOOST_TEST(contains(bad.error(), "HBM or GDDR"), bad.error());
+  auto bad_cc = est::GpuCatalog::parse(gpu("x", "0.5", "HBM3", ""), "g.toml");
+  BOOST_TEST(!bad_cc.ok());
+
+  // The shipped catalogue: the Ada boards take the GA102 boards' GEMM constant, the P100 the V100's,
+  // and every fitted type its own memory efficiency.
+  auto shipped = est::GpuCatalog::load(shipped_gpus());
+  BOOST_TEST_REQUIRE(shipped.ok(), (shipped.ok() ? "" : shipped.error()));
+  const est::ConstantSources l40s = est::constant_sources(*shipped, *shipped->find("l40s"));
+  BOOST_TEST((l40s.gemm.from == std::vector<std::string>{"a10", "a40"}));
+  BOOST_TEST((est::constant_sources(*shipped, *shipped->find("p100")).gemm.from == std::vector<std::string>{"v100"}));
+  for (const char* id : {"a100", "a100-80gb", "v100", "a40", "a10", "h100", "h200"})
+    BOOST_TEST(est::constant_sources(*shipped, *shipped->find(id)).memory.calibrated, id);
 }
 
 BOOST_AUTO_TEST_CASE(a_calibration_file_over_the_catalogue) {
