@@ -67,17 +67,20 @@ SplitRule split_rule(const Framework& f, const Schedule& s) {
   if (f.kind == Framework::Kind::crius_train) return SplitRule::any;
   // torchtitan names the first layer of every stage (split points, or each stage's modules).
   if (f.kind == Framework::Kind::torchtitan) return s.kind == Schedule::Kind::interleaved ? SplitRule::even : SplitRule::any;
-  // crius's interleaved plans split evenly; Megatron's --num-layers-per-virtual-pipeline-stage
-  // (every release) and its layout (0.13 on) both express that.
-  if (s.kind == Schedule::Kind::interleaved) return SplitRule::even;
+  // Interleaved: --num-layers-per-virtual-pipeline-stage (every release) splits evenly; 0.11 adds
+  // --num-virtual-stages-per-pipeline-rank beside --decoder-first/last-pipeline-num-layers, 0.13
+  // the layout, which names every chunk's layers.
   if (f.version >= kMegatronLayout) return SplitRule::any;
+  if (s.kind == Schedule::Kind::interleaved) return f.version >= kMegatronUnevenVirtual ? SplitRule::first_last : SplitRule::even;
   if (f.version >= kMegatronFirstLast) return SplitRule::first_last;
   return SplitRule::even;
 }
 
-bool split_allowed(SplitRule rule, const int* ends, int stages) {
-  if (rule == SplitRule::any || stages <= 1) return true;
+bool split_allowed(SplitRule rule, const int* ends, int stages, int virtual_stages) {
   auto len = [&](int i) { return ends[i] - (i == 0 ? 0 : ends[i - 1]); };
+  for (int i = 0; i < stages && virtual_stages > 1; ++i)
+    if (rule == SplitRule::any ? len(i) < virtual_stages : len(i) % virtual_stages != 0) return false;
+  if (rule == SplitRule::any || stages <= 1) return true;
   if (rule == SplitRule::even) {
     for (int i = 1; i < stages; ++i)
       if (len(i) != len(0)) return false;
@@ -193,7 +196,7 @@ Result<void> check_plan(const Framework& f, const Model& m, const Plan& plan, co
   }
   if (interleaved) {
     const int v = plan.schedule.virtual_stages;
-    if (pp < 2 || (plan.has_layers() && plan.num_layers() % (pp * v) != 0))
+    if (pp < 2 || (!plan.has_layers() && m.layers % (pp * v) != 0))
       return make_error(who + ": interleaved:" + std::to_string(v) + " needs the layers divisible by stages x " +
                         std::to_string(v));
     if (plan.micro_batches % pp != 0 || plan.micro_batches < pp)
@@ -238,14 +241,21 @@ Result<void> check_plan(const Framework& f, const Model& m, const Plan& plan, co
   std::vector<int> ends;
   for (const auto& s : plan.stages) ends.push_back(s.layer_end);
   const SplitRule rule = split_rule(f, plan.schedule);
-  if (!split_allowed(rule, ends.data(), pp)) {
+  const int v = interleaved ? plan.schedule.virtual_stages : 1;
+  if (!split_allowed(rule, ends.data(), pp, v)) {
     std::string ranges;
     for (const auto& s : plan.stages)
       ranges += (ranges.empty() ? "" : ",") + std::to_string(s.layer_begin) + "-" + std::to_string(s.layer_end - 1);
     return make_error(who + " cannot express these stage layer ranges (" + ranges + "): " +
-                      (rule == SplitRule::first_last ? "only the first and last stage may differ (any split comes with 0.13)"
-                       : interleaved                 ? "an interleaved schedule needs every stage the same layers"
-                                                     : "every stage needs the same layers (the first and last may differ from 0.10)"));
+                      (interleaved && rule == SplitRule::any
+                           ? "an interleaved schedule needs at least " + std::to_string(v) + " layers on every stage"
+                       : interleaved && rule == SplitRule::first_last
+                           ? "only the first and last stage may differ, each a multiple of " + std::to_string(v) +
+                                 " layers (any split comes with 0.13)"
+                       : interleaved ? "an interleaved schedule needs every stage the same layers, a multiple of " +
+                                           std::to_string(v) + (f.kind == Framework::Kind::megatron ? " (uneven ones come with 0.11)" : "")
+                       : rule == SplitRule::first_last ? "only the first and last stage may differ (any split comes with 0.13)"
+                                                       : "every stage needs the same layers (the first and last may differ from 0.10)"));
   }
   return {};
 }

@@ -32,10 +32,11 @@ struct Framework {
 
 // What changed between the Megatron-Core releases crius knows (crius(7), FRAMEWORKS, names the
 // source of each): the oldest; --decoder-first/last-pipeline-num-layers and --moe-layer-freq
-// (0.10); --attention-backend (0.11); --pipeline-model-parallel-layout and the precision-aware
+// (0.10); --attention-backend and --num-virtual-stages-per-pipeline-rank, uneven stages with an
+// interleaved schedule (0.11); --pipeline-model-parallel-layout and the precision-aware
 // optimizer's parameter remainders (0.13); expert parallelism in fp16 (0.19, the newest checked). "megatron" alone is the newest.
 inline constexpr int kMegatronOldest = 8, kMegatronFirstLast = 10, kMegatronMoeLayerFreq = 10,
-                     kMegatronAttentionBackend = 11, kMegatronLayout = 13, kMegatronParamRemainders = 13,
+                     kMegatronAttentionBackend = 11, kMegatronUnevenVirtual = 11, kMegatronLayout = 13, kMegatronParamRemainders = 13,
                      kMegatronFp16Experts = 19,
                      kMegatronNewest = 19;
 
@@ -57,12 +58,16 @@ std::string torchtitan_flavor(const Model& m);
 
 // How a framework may split the layers over the pipeline stages.
 //   any:        every stage its own layer count (crius-train; Megatron-Core >= 0.13's layout)
-//   first_last: the first and the last stage their own, the others equal (Megatron-Core 0.10-0.12)
-//   even:       every stage the same (older releases; every interleaved schedule)
+//   first_last: the first and the last stage their own, the others equal (Megatron-Core 0.10-0.12;
+//               with an interleaved schedule from 0.11)
+//   even:       every stage the same (older releases; torchtitan's interleaved schedules)
+// With an interleaved schedule of V chunks per stage, a stage's layers are its V chunks: under
+// `any` every stage holds at least V layers (its chunks differ by one layer at most), under the
+// other two a multiple of V (Megatron checks each stage's count against V).
 enum class SplitRule { any, first_last, even };
 SplitRule split_rule(const Framework& f, const Schedule& s);
-// Whether `ends` (each stage's end layer) is a split `rule` allows.
-bool split_allowed(SplitRule rule, const int* ends, int stages);
+// Whether `ends` (each stage's end layer) is a split `rule` allows with `virtual_stages` chunks per stage.
+bool split_allowed(SplitRule rule, const int* ends, int stages, int virtual_stages = 1);
 // Whether the framework can split `layers` layers into `stages` stages at all (Cell enumeration).
 bool stages_allowed(const Framework& f, int layers, int stages);
 

@@ -103,22 +103,18 @@ class Searcher {
     return mem;
   }
 
-  // Greedy: each stage takes as many layers as fit under `tmax` and memory.
-  bool greedy(const Combo& k, double tmax, std::vector<int>* ends) const {
+  // Greedy: each stage takes as many layers as fit under `tmax` and memory, and at least `least`
+  // (an interleaved schedule's chunks per stage).
+  bool greedy(const Combo& k, double tmax, std::vector<int>* ends, int least = 1) const {
     const int S = m_x.S, L = m_x.L;
     m_x.spend(L);
     int b = 0;
     for (int s = 0; s < S; ++s) {
-      const int limit = L - (S - 1 - s);
+      const int limit = L - least * (S - 1 - s);
       const double n = in_flight(k, S, s);
-      int e = b;
-      if (s == S - 1) {
-        e = L;
-        if (stage_time(s, b, e) > tmax || stage_mem(s, n, b, e) > m_x.cap) return false;
-      } else {
-        while (e < limit && stage_time(s, b, e + 1) <= tmax && stage_mem(s, n, b, e + 1) <= m_x.cap) ++e;
-        if (e == b) return false;
-      }
+      int e = s == S - 1 ? L : b + least;
+      if (e > limit || stage_time(s, b, e) > tmax || stage_mem(s, n, b, e) > m_x.cap) return false;
+      while (s < S - 1 && e < limit && stage_time(s, b, e + 1) <= tmax && stage_mem(s, n, b, e + 1) <= m_x.cap) ++e;
       if (ends) (*ends)[s] = e;
       b = e;
     }
@@ -152,15 +148,18 @@ class Searcher {
   }
 
   // The split of SplitRule::first_last with the smallest bottleneck under the memory cap: the middle
-  // stages m layers each, the first and last stage the rest between them.
-  SplitResult first_last(const Combo& k) const {
+  // stages m layers each, the first and last stage the rest between them; each stage a multiple
+  // of `v` layers (an interleaved schedule's chunks).
+  SplitResult first_last(const Combo& k, int v = 1) const {
     const int S = m_x.S, L = m_x.L;
-    if (S <= 2) return balanced(k, kInf);
+    if (S <= 2 && v == 1) return balanced(k, kInf);
     std::vector<int> ends(S), best_ends;
     double best_t = kInf;
-    for (int m = 1; (S - 2) * m + 2 <= L; ++m) {
-      m_x.spend(static_cast<std::int64_t>(L - (S - 2) * m) * S);
-      for (int a = 1; a + (S - 2) * m < L; ++a) {
+    const int middle = std::max(S - 2, 0);
+    for (int m = S > 2 ? v : 0; middle * m + 2 * v <= L; m += v) {
+      m_x.spend(static_cast<std::int64_t>(L - middle * m) * S);
+      for (int a = v; a + middle * m + v <= L; a += v) {
+        if ((L - a - middle * m) % v != 0) continue;
         for (int s = 0; s < S - 1; ++s) ends[s] = a + s * m;
         ends[S - 1] = L;
         double t = 0;
@@ -171,6 +170,7 @@ class Searcher {
         }
         if (fits) best_t = t, best_ends = ends;
       }
+      if (S <= 2) break;
     }
     if (best_ends.empty()) return {};
     return finish(std::move(best_ends));
@@ -178,31 +178,32 @@ class Searcher {
 
   // Minimum bottleneck split under the memory cap (binary search on the bottleneck); `beaten` as
   // soon as no split can make an iteration faster than `beat` seconds.
-  SplitResult balanced(const Combo& k, double beat) const {
+  SplitResult balanced(const Combo& k, double beat, int least = 1) const {
     const int S = m_x.S;
     std::vector<int> ends(S);
     const double total = m_pt[m_x.L] + m_embed.time + m_head.time;
-    if (!greedy(k, kInf, &ends)) return {};
+    if (!greedy(k, kInf, &ends, least)) return {};
     double hi = total, lo = total / S;
     double maxl = 0;
     for (const auto& lc : m_kind_cost) maxl = std::max(maxl, lc.time);
     double guess = lo + maxl + m_embed.time + m_head.time;
-    if (guess < hi && greedy(k, guess, nullptr)) hi = guess;
+    if (guess < hi && greedy(k, guess, nullptr, least)) hi = guess;
     for (int it = 0; it < 40 && hi - lo > 1e-7 * hi; ++it) {
       double mid = 0.5 * (lo + hi);
-      if (greedy(k, mid, nullptr)) {
+      if (greedy(k, mid, nullptr, least)) {
         hi = mid;
       } else {
         lo = mid;
-        // No split has a bottleneck under lo, so iter >= (m - 1) lo + total (1F1B, GPipe).
-        if ((k.m - 1) * lo + total >= beat) {
+        // No split has a bottleneck under lo, so iter >= (m - 1/V) lo + total/V (V = 1: 1F1B, GPipe).
+        const double v = virtual_stages(k);
+        if ((k.m - 1 / v) * lo + total / v >= beat) {
           SplitResult r;
           r.beaten = true;
           return r;
         }
       }
     }
-    greedy(k, hi, &ends);
+    greedy(k, hi, &ends, least);
     return finish(std::move(ends));
   }
 
@@ -273,7 +274,14 @@ class Searcher {
       if (mem > mem_max) mem_max = mem, worst_mem_stage = s;
       b = e;
     }
-    const double bubble = (sp.t_sum - sp.t_max) / V;
+    // Interleaved, the fill and drain run one chunk at a time: (S - 1) chunks of a stage. A stage
+    // whose layers do not divide into its V chunks has chunks one layer longer than the mean.
+    double chunk = 1;
+    for (int s = 0, b0 = 0; V > 1 && s < S; b0 = sp.ends[s], ++s) {
+      const int n = sp.ends[s] - b0, v = static_cast<int>(V);
+      chunk = std::max(chunk, static_cast<double>((n + v - 1) / v * v) / n);
+    }
+    const double bubble = (sp.t_sum - sp.t_max) / V * chunk;
     ev.iter = k.m * sp.t_max + bubble + pp + dp_max + opt_max;
     ev.mem_max = mem_max;
     if (want_breakdown) {
@@ -326,9 +334,12 @@ class Searcher {
   // iter >= (m - 1/V) T_max + sum/V and T_max >= sum/S.
   double lower_bound(const Combo& k) const {
     const double total = m_total;
-    double v = k.sched.kind == Schedule::Kind::interleaved ? k.sched.virtual_stages : 1;
-    if (k.sched.kind == Schedule::Kind::one_f_one_b && m_x.S > 1 && m_x.L % (m_x.S * 2) == 0 && k.m % m_x.S == 0)
-      v = 4;  // before the schedule is chosen: interleaving may shrink the bubble
+    double v = virtual_stages(k);
+    if (k.sched.kind == Schedule::Kind::one_f_one_b && m_x.S > 1 && m_x.L >= m_x.S * 2 && k.m % m_x.S == 0) {
+      // Before the schedule is chosen: interleaving may shrink the bubble (schedules_for's deepest).
+      const auto& pin = m_x.req.pins.schedule;
+      v = std::max(4, pin && pin->kind == Schedule::Kind::interleaved ? pin->virtual_stages : 1);
+    }
     return (k.m - 1.0 / v) * total / m_x.S + total / v;
   }
   // Mean over stages of the stage memory: a lower bound of the most loaded stage.
@@ -339,13 +350,17 @@ class Searcher {
     return sum / m_x.S;
   }
 
+  static int virtual_stages(const Combo& k) {
+    return k.sched.kind == Schedule::Kind::interleaved ? k.sched.virtual_stages : 1;
+  }
+
   // All compositions of L layers into S stages that `rule` allows (brute force).
   void all_splits(const Combo& k, SplitRule rule, std::vector<int>& ends, int s, int b, SplitResult& best,
                   double& best_iter) const {
     const int S = m_x.S, L = m_x.L;
     if (s == S - 1) {
       ends[s] = L;
-      if (L - b < 1 || !split_allowed(rule, ends.data(), S)) return;
+      if (L - b < 1 || !split_allowed(rule, ends.data(), S, virtual_stages(k))) return;
       int bb = 0;
       for (int q = 0; q < S; ++q) {
         if (stage_mem(k, q, bb, ends[q]) > m_x.cap) return;
@@ -404,6 +419,12 @@ struct SearchState {
   std::int64_t evaluated = 0;
 };
 
+// Whether the framework can run `layers` over `stages` with `v` chunks per stage at all.
+bool interleaving_possible(const Ctx& x, const Combo& k, int v) {
+  if (x.S < 2 || k.m % x.S != 0 || x.L < x.S * v) return false;
+  return split_rule(x.req.framework, Schedule{Schedule::Kind::interleaved, v}) != SplitRule::even || x.L % (x.S * v) == 0;
+}
+
 std::vector<Schedule> schedules_for(const Ctx& x, const Combo& k) {
   const Pins& p = x.req.pins;
   std::vector<Schedule> out;
@@ -415,16 +436,14 @@ std::vector<Schedule> schedules_for(const Ctx& x, const Combo& k) {
   }
   Schedule f{Schedule::Kind::one_f_one_b, 1};
   if (allowed(f)) out.push_back(f);
-  if (x.S > 1) {
-    for (int v : {2, 3, 4}) {
-      Schedule s{Schedule::Kind::interleaved, v};
-      if (x.L % (x.S * v) == 0 && k.m % x.S == 0 && allowed(s)) out.push_back(s);
-    }
+  for (int v : {2, 3, 4}) {
+    Schedule s{Schedule::Kind::interleaved, v};
+    if (interleaving_possible(x, k, v) && allowed(s)) out.push_back(s);
   }
   if (p.schedule && p.schedule->kind == Schedule::Kind::gpipe) out.push_back(*p.schedule);
   // A pinned interleaving deeper than the search's own (NeMo's recipes use up to 12 chunks).
-  if (p.schedule && p.schedule->kind == Schedule::Kind::interleaved && p.schedule->virtual_stages > 4 && x.S > 1 &&
-      x.L % (x.S * p.schedule->virtual_stages) == 0 && k.m % x.S == 0)
+  if (p.schedule && p.schedule->kind == Schedule::Kind::interleaved && p.schedule->virtual_stages > 4 &&
+      interleaving_possible(x, k, p.schedule->virtual_stages))
     out.push_back(*p.schedule);
   return out;
 }
@@ -536,24 +555,30 @@ void run_search(Ctx& x, SearchState& st) {
               }
               SplitResult sp;
               const SplitRule rule = split_rule(x.req.framework, sc);
-              if (x.brute && sc.kind != Schedule::Kind::interleaved) {
+              const int v = sc.kind == Schedule::Kind::interleaved ? sc.virtual_stages : 1;
+              // The uniform split (layers as even as they go), where the rule allows it.
+              auto uniform_if_allowed = [&] {
+                std::vector<int> ends(x.S);
+                for (int s = 0; s < x.S; ++s) ends[s] = static_cast<int>((static_cast<long long>(x.L) * (s + 1)) / x.S);
+                return split_allowed(rule, ends.data(), x.S, v) ? srch.uniform(k) : SplitResult{};
+              };
+              if (x.brute) {
                 std::vector<int> ends(x.S);
                 double bi = kInf;
                 srch.all_splits(k, rule, ends, 0, 0, sp, bi);
-              } else if (sc.kind == Schedule::Kind::interleaved || rule == SplitRule::even) {
-                if (x.L % x.S == 0) sp = srch.uniform(k);
+              } else if (rule == SplitRule::even) {
+                sp = uniform_if_allowed();
               } else if (rule == SplitRule::first_last) {
-                sp = srch.first_last(k);
-                SplitResult u = srch.uniform(k);
-                if (u.ok && x.L % x.S == 0 && (!sp.ok || srch.evaluate(k, u, false).iter < srch.evaluate(k, sp, false).iter))
-                  sp = u;
+                sp = srch.first_last(k, v);
+                SplitResult u = uniform_if_allowed();
+                if (u.ok && (!sp.ok || srch.evaluate(k, u, false).iter < srch.evaluate(k, sp, false).iter)) sp = u;
               } else {
-                sp = srch.balanced(k, x.brute ? kInf : st.best_iter);
+                sp = srch.balanced(k, x.brute ? kInf : st.best_iter, v);
                 if (sp.beaten) {  // nor can the uniform split, whose bottleneck is no smaller
                   ++st.evaluated;
                   continue;
                 }
-                SplitResult u = srch.uniform(k);
+                SplitResult u = uniform_if_allowed();
                 if (u.ok && (!sp.ok || srch.evaluate(k, u, false).iter < srch.evaluate(k, sp, false).iter)) sp = u;
               }
               ++st.evaluated;

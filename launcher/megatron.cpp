@@ -29,19 +29,24 @@ Result<std::vector<std::string>> megatron_args(const est::Plan& plan, const est:
   add({"--micro-batch-size", num(plan.micro_batch_size), "--global-batch-size",
        num(static_cast<long long>(plan.micro_batch_size) * plan.micro_batches * dp)});
 
-  // The layers of each stage.
+  // The layers of each stage: with an interleaved schedule, each stage's V chunks in turn.
   const int L = m.layers;
+  const int V = interleaved ? plan.schedule.virtual_stages : 1;
   add({"--num-layers", num(L)});
+  bool even = true;
   if (plan.has_layers() && pp > 1) {
     std::vector<int> len;
     for (const auto& s : plan.stages) len.push_back(s.layer_end - s.layer_begin);
-    bool even = true;
-    for (int l : len) even = even && l == len[0];
+    for (int l : len) even = even && l == len[0] && l % V == 0;  // every chunk the same
     if (!even && f.version >= est::kMegatronLayout) {
-      // E: the embedding, t: a transformer layer, L: the output layer and loss; '|' ends a stage.
+      // E: the embedding, t: a transformer layer, L: the output layer and loss; '|' ends a chunk.
+      // Chunks in the model's order: chunk 0 of every stage, then chunk 1, ...; a stage's chunks
+      // differ by one layer at most.
       std::string layout;
-      for (int i = 0; i < pp; ++i)
-        layout += (i ? "|" : "E") + std::string("t*") + num(len[i]) + (i == pp - 1 ? "L" : "");
+      for (int c = 0; c < V; ++c)
+        for (int i = 0; i < pp; ++i)
+          layout += (c == 0 && i == 0 ? "E" : "|") + std::string("t*") + num(len[i] / V + (c < len[i] % V ? 1 : 0)) +
+                    (c == V - 1 && i == pp - 1 ? "L" : "");
       add({"--pipeline-model-parallel-layout", layout});
     } else if (!even) {
       // first_last (check_plan): the stages between the first and the last share one count.
@@ -50,7 +55,10 @@ Result<std::vector<std::string>> megatron_args(const est::Plan& plan, const est:
     }
   }
   if (interleaved) {
-    add({"--num-layers-per-virtual-pipeline-stage", num(L / (pp * plan.schedule.virtual_stages))});
+    if (even)
+      add({"--num-layers-per-virtual-pipeline-stage", num(L / (pp * V))});
+    else if (f.version < est::kMegatronLayout)
+      add({"--num-virtual-stages-per-pipeline-rank", num(V)});  // the layout gives it from 0.13
     if (!stack.overlap_p2p_comm) add({"--no-overlap-p2p-communication"});
   }
   if (plan.recompute == est::Recompute::selective) add({"--recompute-granularity", "selective"});

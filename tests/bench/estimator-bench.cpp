@@ -367,8 +367,10 @@ static std::string apply_switches(est::Cluster& c, est::Runtime rt, const std::s
 // schedule, recomputation and sequence parallelism pinned (an empty field: the search chooses),
 // with the shipped constants; no constant is fitted to them. Optional last columns: the
 // runtime profile (default megatron), a split (e.g. fit / held-out), summarised apart, and the
-// run's stack switches where they differ from the profile's (apply_switches).
-// `framework`: the job's framework (crius(7), FRAMEWORKS); "" for the cluster file's.
+// run's stack switches where they differ from the profile's (apply_switches), and the framework that
+// ran it (its plan space for what the source leaves free).
+// `framework`: the job's framework (crius(7), FRAMEWORKS) for every run; "" for each run's own, else
+// the cluster file's.
 static int published(const std::string& cluster_path, const std::string& csv, const std::string& framework) {
   auto c = est::load_cluster(cluster_path);
   if (!c) return std::fprintf(stderr, "%s\n", c.error().c_str()), 2;
@@ -386,13 +388,19 @@ static int published(const std::string& cluster_path, const std::string& csv, co
   std::printf("%-13s %-15s %5s %6s %3s %6s %-14s %-9s %9s %9s %7s\n", "source", "model", "gpus", "stages", "tp", "batch",
               "schedule", "recompute", "published", "estimate", "error");
   for (const auto& [lineno, f] : *rows) {
-    if (f.size() != 12 && f.size() != 14 && f.size() != 15)
-      return std::fprintf(stderr, "%s:%d: expected 12, 14 or 15 fields\n", csv.c_str(), lineno), 2;
+    if (f.size() != 12 && f.size() != 14 && f.size() != 15 && f.size() != 16)
+      return std::fprintf(stderr, "%s:%d: expected 12, 14, 15 or 16 fields\n", csv.c_str(), lineno), 2;
     auto m = c->models.resolve(f[1]);
     if (!m) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, m.error().c_str()), 2;
     est::Request req;
     req.model = *m;
     req.framework = c->framework;
+    // The run's own framework (a 16th field) where the command line names none.
+    if (framework.empty() && f.size() == 16 && !f[15].empty()) {
+      auto fw = est::parse_framework(f[15]);
+      if (!fw) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, fw.error().c_str()), 2;
+      req.framework = *fw;
+    }
     int nodes = 0, gpn = 0, stages = 0;
     double pub = 0;
     try {
@@ -423,7 +431,7 @@ static int published(const std::string& cluster_path, const std::string& csv, co
       split = f[13];
     }
     est::Cluster run_cluster = *c;
-    if (f.size() == 15 && !f[14].empty()) {
+    if (f.size() >= 15 && !f[14].empty()) {
       const std::string err = apply_switches(run_cluster, req.runtime, f[14]);
       if (!err.empty()) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, err.c_str()), 2;
     }

@@ -2,7 +2,8 @@
 # SPDX-FileCopyrightText: 2026 The crius developers
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Every plan crius offers a Megatron-LM job passes Megatron-LM's own argument parsing and
-# validation, for a 2024 release (Megatron-Core 0.8) and a current one (0.19): every catalogue
+# validation, for a 2024 release (Megatron-Core 0.8), one of early 2025 (0.12: uneven stages with an
+# interleaved schedule as first and last stage, each a multiple of the chunks) and a current one (0.19): every catalogue
 # model Megatron trains, over every Cell of the shipped example clusters, as
 # `crius-launch --framework megatron:X.Y` hands it over (tests/frameworks/cases.cpp), fed to the
 # release's megatron/training/arguments.py on CPU with the Cell's world size
@@ -11,7 +12,7 @@
 # Megatron-LM's source is not part of crius: its releases' megatron/ folders are looked for in
 # $CRIUS_MEGATRON_LM (default ../shared/megatron-lm beside the tree, else build/framework-sources/
 # megatron-lm, where scripts/framework-sources puts them), one folder per tag:
-#   core_r0.8.0/megatron, core_v0.19.0/megatron   (GitHub NVIDIA/Megatron-LM, those tags)
+#   core_r0.8.0/megatron, core_v0.12.0/megatron, core_v0.19.0/megatron   (GitHub NVIDIA/Megatron-LM, those tags)
 # and the test skips, saying so, where they are absent.
 set -euo pipefail
 dir=${CRIUS_MEGATRON_LM:-}
@@ -30,11 +31,11 @@ cases=$B/tests/frameworks/framework-cases
 torch_major=$("$py" -c 'import torch; print(torch.__version__.split(".")[0])')
 [ "$torch_major" = 1 ] ||
   { echo "tests/megatron/validate.py is made for Debian 12's PyTorch 1.13 (this is PyTorch $torch_major.x)"; exit 77; }
-releases=(core_r0.8.0:megatron:0.8 core_v0.19.0:megatron:0.19)
+releases=(core_r0.8.0:megatron:0.8 core_v0.12.0:megatron:0.12 core_v0.19.0:megatron:0.19)
 present=()
 for r in "${releases[@]}"; do [ -d "$dir/${r%%:*}/megatron" ] && present+=("$r"); done
 [ ${#present[@]} -gt 0 ] ||
-  { echo "no Megatron-LM release in $dir (core_r0.8.0/megatron, core_v0.19.0/megatron from NVIDIA/Megatron-LM)"; exit 77; }
+  { echo "no Megatron-LM release in $dir (core_r0.8.0/megatron, core_v0.12.0/megatron, core_v0.19.0/megatron from NVIDIA/Megatron-LM)"; exit 77; }
 
 fail=0 checked=() cannot=()
 for r in "${present[@]}"; do

@@ -53,13 +53,19 @@ BOOST_AUTO_TEST_CASE(zero_memory_7_5b_on_64_ranks) {
 
 BOOST_AUTO_TEST_CASE(brute_force_equals_fast_search) {
   est::Cluster c = cluster();
-  int cases = 0;
-  for (est::Runtime rt : {est::Runtime::megatron, est::Runtime::alpa, est::Runtime::megatron_core}) {
-    for (auto [layers, hidden, batch] : {std::tuple{8, 1024, 64}, std::tuple{6, 2048, 32}, std::tuple{12, 512, 128}}) {
+  int cases = 0, uneven_interleaved = 0;
+  // crius-train splits any way, interleaved too (at least V layers a stage); Megatron 0.12 the
+  // first and last stage apart, each a multiple of V with an interleaved schedule.
+  for (auto [rt, framework] : {std::pair{est::Runtime::megatron, "crius-train"}, std::pair{est::Runtime::alpa, "crius-train"},
+                               std::pair{est::Runtime::megatron_core, "crius-train"},
+                               std::pair{est::Runtime::megatron_core, "megatron:0.12"}}) {
+    for (auto [layers, hidden, batch] : {std::tuple{8, 1024, 64}, std::tuple{6, 2048, 32}, std::tuple{12, 512, 128},
+                                         std::tuple{10, 512, 64}}) {
       est::Request req;
       req.model = gpt(layers, hidden, 16, 512, 8192);
       req.global_batch = batch;
       req.runtime = rt;
+      req.framework = *est::parse_framework(framework);
       for (auto [gpu, nodes, gpn] : {std::tuple{"a100", 1, 4}, std::tuple{"a40", 2, 2}, std::tuple{"v100", 1, 8}}) {
         for (int stages : {1, 2, 4}) {
           est::Cell cell{gpu, gpu, nodes, gpn, stages};
@@ -68,10 +74,17 @@ BOOST_AUTO_TEST_CASE(brute_force_equals_fast_search) {
           bo.brute_force = true;
           est::Estimate brute = est::estimate_cell(req, cell, c, bo);
           BOOST_TEST_CONTEXT(gpu << " " << nodes << "x" << gpn << " S=" << stages << " L=" << layers << " rt="
-                                 << est::to_string(rt)) {
+                                 << est::to_string(rt) << " " << framework) {
             BOOST_TEST(fast.feasible == brute.feasible);
             if (fast.feasible && brute.feasible) {
               ++cases;
+              const est::Plan& p = fast.plan;
+              if (p.schedule.kind == est::Schedule::Kind::interleaved &&
+                  std::any_of(p.stages.begin(), p.stages.end(), [&](const est::StagePlan& s) {
+                    return (s.layer_end - s.layer_begin) % p.schedule.virtual_stages != 0 ||
+                           s.layer_end - s.layer_begin != p.stages[0].layer_end - p.stages[0].layer_begin;
+                  }))
+                ++uneven_interleaved;
               BOOST_TEST(brute.plans_evaluated >= fast.plans_evaluated);
               if (rt != est::Runtime::megatron_core) {
                 BOOST_TEST(fast.iter_time_s == brute.iter_time_s, tt::tolerance(1e-6));
@@ -89,6 +102,7 @@ BOOST_AUTO_TEST_CASE(brute_force_equals_fast_search) {
     }
   }
   BOOST_TEST(cases >= 20);
+  BOOST_TEST(uneven_interleaved >= 4);
 }
 
 BOOST_AUTO_TEST_CASE(faster_hardware_is_never_slower) {

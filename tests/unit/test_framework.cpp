@@ -69,8 +69,21 @@ BOOST_AUTO_TEST_CASE(split_rules_per_release) {
   BOOST_TEST((est::split_rule(fw("megatron:0.10"), f1b) == est::SplitRule::first_last));
   BOOST_TEST((est::split_rule(fw("megatron:0.12"), f1b) == est::SplitRule::first_last));
   BOOST_TEST((est::split_rule(fw("megatron:0.13"), f1b) == est::SplitRule::any));
-  BOOST_TEST((est::split_rule(fw("megatron:0.13"), inter) == est::SplitRule::even));
+  // Interleaved: even before 0.11, then first and last with --num-virtual-stages-per-pipeline-rank,
+  // any with 0.13's layout; torchtitan even.
+  BOOST_TEST((est::split_rule(fw("megatron:0.10"), inter) == est::SplitRule::even));
+  BOOST_TEST((est::split_rule(fw("megatron:0.11"), inter) == est::SplitRule::first_last));
+  BOOST_TEST((est::split_rule(fw("megatron:0.13"), inter) == est::SplitRule::any));
+  BOOST_TEST((est::split_rule(fw("torchtitan"), inter) == est::SplitRule::even));
   const int even[] = {8, 16, 24, 32}, first_last[] = {7, 15, 23, 32}, middle[] = {8, 15, 24, 32};
+  // With V chunks per stage: a multiple of V (even, first_last), at least V (any).
+  const int by2[] = {6, 14, 22, 32}, short_last[] = {10, 19, 28, 29};
+  BOOST_TEST(est::split_allowed(est::SplitRule::first_last, by2, 4, 2));
+  BOOST_TEST(!est::split_allowed(est::SplitRule::first_last, first_last, 4, 2));
+  BOOST_TEST(!est::split_allowed(est::SplitRule::even, even, 4, 3));
+  BOOST_TEST(est::split_allowed(est::SplitRule::any, middle, 4, 7));
+  BOOST_TEST(!est::split_allowed(est::SplitRule::any, middle, 4, 8));
+  BOOST_TEST(!est::split_allowed(est::SplitRule::any, short_last, 4, 2));
   BOOST_TEST(est::split_allowed(est::SplitRule::even, even, 4));
   BOOST_TEST(!est::split_allowed(est::SplitRule::even, first_last, 4));
   BOOST_TEST(est::split_allowed(est::SplitRule::first_last, first_last, 4));
@@ -387,6 +400,57 @@ BOOST_AUTO_TEST_CASE(uneven_splits_in_each_releases_own_words) {
   BOOST_REQUIRE(a.ok());
   BOOST_TEST(!has(*a, "--pipeline-model-parallel-layout"));
   BOOST_TEST(!has(*a, "--decoder-first-pipeline-num-layers"));
+}
+
+// Uneven stages with an interleaved schedule (80 layers, 4 stages, 3 chunks each: 80 is not a
+// multiple of 12): 0.11-0.12 name the first and last stage and the chunks per stage, each stage a
+// multiple of 3; 0.13 names every chunk in its layout; 0.10 cannot.
+BOOST_AUTO_TEST_CASE(uneven_interleaved_stages_in_each_releases_own_words) {
+  const est::Cluster c = load(top() + "/etc/crius/examples/dgx-h100.toml");
+  const est::Model llama = model(c, "llama2-70b");
+  const est::StackSwitches st = c.gpus.runtime(est::Runtime::megatron_core).stack;
+  est::Plan p;
+  p.runtime = est::Runtime::megatron_core;
+  p.micro_batches = 8;
+  p.schedule = {est::Schedule::Kind::interleaved, 3};
+  p.stages = {{0, 18, 2, 8}, {18, 39, 2, 8}, {39, 60, 2, 8}, {60, 80, 2, 8}};  // 18, 21, 21, 20
+  auto a = crius::launcher::megatron_args(p, llama, st, fw("megatron:0.13"));
+  BOOST_TEST_REQUIRE(a.ok(), (a.ok() ? "" : a.error()));
+  BOOST_TEST(value(*a, "--pipeline-model-parallel-layout") == "Et*6|t*7|t*7|t*7|t*6|t*7|t*7|t*7|t*6|t*7|t*7|t*6L");
+  BOOST_TEST(!has(*a, "--num-layers-per-virtual-pipeline-stage"));
+  BOOST_TEST(!has(*a, "--num-virtual-stages-per-pipeline-rank"));
+  // 18 and 20 are no multiples of 3: only the layout says it.
+  auto e = crius::launcher::megatron_args(p, llama, st, fw("megatron:0.12"));
+  BOOST_TEST(!e.ok());
+  if (!e.ok()) BOOST_TEST(e.error().find("each a multiple of 3") != std::string::npos, e.error());
+  // 84 layers: 18, 24, 24, 18 is a first and last stage of multiples of 3 around equal middles.
+  est::Model wide = llama;
+  wide.layers = 84;
+  p.stages = {{0, 18, 2, 8}, {18, 42, 2, 8}, {42, 66, 2, 8}, {66, 84, 2, 8}};
+  a = crius::launcher::megatron_args(p, wide, st, fw("megatron:0.11"));
+  BOOST_TEST_REQUIRE(a.ok(), (a.ok() ? "" : a.error()));
+  BOOST_TEST(value(*a, "--decoder-first-pipeline-num-layers") == "18");
+  BOOST_TEST(value(*a, "--decoder-last-pipeline-num-layers") == "18");
+  BOOST_TEST(value(*a, "--num-virtual-stages-per-pipeline-rank") == "3");
+  BOOST_TEST(!has(*a, "--num-layers-per-virtual-pipeline-stage"));
+  e = crius::launcher::megatron_args(p, wide, st, fw("megatron:0.10"));
+  BOOST_TEST(!e.ok());
+  if (!e.ok()) BOOST_TEST(e.error().find("uneven ones come with 0.11") != std::string::npos, e.error());
+  // Equal stages whose layers do not divide into the chunks (40 = 4 x 10, 3 chunks): a layout
+  // (Megatron-LM 0.19 refused --num-layers-per-virtual-pipeline-stage 3 for it).
+  est::Model forty = llama;
+  forty.layers = 40;
+  p.stages = {{0, 10, 2, 8}, {10, 20, 2, 8}, {20, 30, 2, 8}, {30, 40, 2, 8}};
+  a = crius::launcher::megatron_args(p, forty, st, fw("megatron:0.19"));
+  BOOST_TEST_REQUIRE(a.ok(), (a.ok() ? "" : a.error()));
+  BOOST_TEST(value(*a, "--pipeline-model-parallel-layout") == "Et*4|t*4|t*4|t*4|t*3|t*3|t*3|t*3|t*3|t*3|t*3|t*3L");
+  BOOST_TEST(!has(*a, "--num-layers-per-virtual-pipeline-stage"));
+  // Even: the per-chunk count, as before.
+  p.stages = {{0, 21, 2, 8}, {21, 42, 2, 8}, {42, 63, 2, 8}, {63, 84, 2, 8}};
+  a = crius::launcher::megatron_args(p, wide, st, fw("megatron:0.10"));
+  BOOST_TEST_REQUIRE(a.ok(), (a.ok() ? "" : a.error()));
+  BOOST_TEST(value(*a, "--num-layers-per-virtual-pipeline-stage") == "7");
+  BOOST_TEST(!has(*a, "--pipeline-model-parallel-layout"));
 }
 
 BOOST_AUTO_TEST_CASE(a_command_that_says_otherwise_is_refused) {
