@@ -74,7 +74,7 @@ static Result<GpuType> parse_gpu(const std::string& id, const toml::table& t, co
   TableReader r(t, file, "[gpu." + id + "]");
   if (auto e = r.unknown_keys({"name", "memory_gib", "memory_bw_gbs", "tflops", "match", "gemm_efficiency",
                                "fp32_efficiency", "memory_efficiency", "attention_efficiency", "fused_attention_efficiency",
-                               "gemm_half_gflop", "compute_capability", "memory_type"}))
+                               "gemm_half_gflop", "compute_capability", "memory_type", "sm_count"}))
     return *e;
   GpuType g;
   g.id = id;
@@ -90,6 +90,7 @@ static Result<GpuType> parse_gpu(const std::string& id, const toml::table& t, co
   CRIUS_TRY_ASSIGN(g.gemm_half_gflop, r.number("gemm_half_gflop", 0, 1e6, false));
   CRIUS_TRY_ASSIGN(g.compute_capability, r.number("compute_capability", 1, 99));
   CRIUS_TRY_ASSIGN(g.memory_type, r.str("memory_type"));
+  CRIUS_TRY_ASSIGN(g.sm_count, r.integer("sm_count", 1, 1024));
   if (!g.memory_type.empty() && g.memory_technology().empty())
     return r.bad("memory_type", "must name HBM or GDDR memory (\"HBM2e\", \"HBM3\", \"GDDR6\")");
   const toml::node* tf = t.get("tflops");
@@ -126,7 +127,7 @@ Result<GpuCatalog> GpuCatalog::parse(std::string_view text, std::string source) 
       if (!one) return make_error(detail::where(source, k.source()) + ": 'runtime." + std::string(k.str()) +
                                   "' must be a table");
       TableReader pr(*one, source, "[runtime." + std::string(k.str()) + "]");
-      std::vector<std::string> known = {"inter_node_factor", "runtime_overhead"};
+      std::vector<std::string> known = {"inter_node_factor", "runtime_overhead", "tp_comm_splits", "tp_comm_sms"};
       for (const auto& [key, field] : StackSwitches::kSwitches) known.emplace_back(key);
       if (auto e = pr.unknown_keys(known)) return *e;
       RuntimeProfile prof;
@@ -134,6 +135,8 @@ Result<GpuCatalog> GpuCatalog::parse(std::string_view text, std::string source) 
       prof.stack = StackSwitches::of(*runtime);
       CRIUS_TRY_ASSIGN(prof.inter_node_factor, pr.number("inter_node_factor", 0, 100));
       CRIUS_TRY_ASSIGN(prof.runtime_overhead, pr.number("runtime_overhead", 0, 100));
+      CRIUS_TRY_ASSIGN(prof.tp_comm_splits, pr.integer("tp_comm_splits", 1, 64));
+      CRIUS_TRY_ASSIGN(prof.tp_comm_sms, pr.integer("tp_comm_sms", 0, 1024));
       for (const auto& [key, field] : StackSwitches::kSwitches) {
         auto v = pr.boolean(key);
         if (!v) return make_error(v.error());

@@ -279,9 +279,18 @@ LayerCost layer_cost(const Ctx& x, const Combo& k, const LayerKind& L, bool is_h
     if (k.rc == Recompute::full && !is_head) n += L.tp_collectives;
     tp_time = n * ar;
     // With sequence parallelism the all-gathers and reduce-scatters are split into chunks that
-    // overlap the layer's GEMMs (Transformer Engine's userbuffers): what the GEMMs cannot hide.
-    if (x.c.stack.tp_comm_overlap && k.sp)
-      tp_time = std::max(0.0, tp_time - g * x.c.runtime_overhead * (k.rc == Recompute::full && !is_head ? 4 : 3));
+    // overlap the layer's GEMMs (Transformer Engine's userbuffers): what the GEMMs cannot hide,
+    // the chunk that cannot be pipelined, and the SMs the reduce-scatters take from the GEMMs
+    // beside them (the output projection's and the second MLP GEMM's forward, 5/36 of a
+    // standard layer's GEMM work over forward and backward) while those run.
+    if (x.c.stack.tp_comm_overlap && k.sp) {
+      const double gemms = g * x.c.runtime_overhead * (k.rc == Recompute::full && !is_head ? 4 : 3);
+      const double hidden = std::min(tp_time, gemms);
+      tp_time -= hidden;
+      if (x.c.tp_comm_splits > 0) tp_time += hidden / x.c.tp_comm_splits;
+      if (x.c.tp_comm_sms > 0 && x.c.sm_count > x.c.tp_comm_sms)
+        tp_time += gemms * (5.0 / 36) * x.c.tp_comm_sms / (x.c.sm_count - x.c.tp_comm_sms);
+    }
   }
   double moe_time = 0;
   const int ep = x.d.experts && k.ep ? std::gcd(x.d.experts, k.dp) : 1;
@@ -443,6 +452,9 @@ CostConstants cost_constants(const GpuCatalog& catalog, const GpuType& gpu, Runt
   const RuntimeProfile rp = catalog.runtime(runtime);
   c.inter_node_factor = rp.inter_node_factor;
   c.runtime_overhead = rp.runtime_overhead;
+  c.tp_comm_splits = rp.tp_comm_splits;
+  c.tp_comm_sms = rp.tp_comm_sms;
+  c.sm_count = gpu.sm_count;
   c.stack = rp.stack;
   const ConstantSources s = constant_sources(catalog, gpu);
   c.gemm_efficiency = s.gemm.value;

@@ -49,6 +49,7 @@ struct GpuType {
   // CUDA compute capability ("8.0" for A100, "8.9" for Ada), and the memory ("HBM2e", "GDDR6").
   double compute_capability = 0;
   std::string memory_type;
+  int sm_count = 0;  // streaming multiprocessors (0: not given)
   int generation() const { return static_cast<int>(compute_capability); }  // 8 for 8.0 and 8.9
   std::string memory_technology() const;  // "HBM" or "GDDR"; empty when not given
   // Fitted efficiency constants (crius.toml(5), tests/bench/estimator-accuracy.sh fits
@@ -93,6 +94,11 @@ struct RuntimeProfile {
   Runtime runtime = Runtime::megatron;
   double inter_node_factor = 1.0;  // multiplier on collectives and sends that cross nodes
   double runtime_overhead = 1.0;   // multiplier on compute
+  // tp_comm_overlap as Transformer Engine runs it: the collectives in `tp_comm_splits` chunks
+  // pipelined with their GEMM (one chunk of the two is not hidden), and the reduce-scatters on
+  // `tp_comm_sms` SMs that their GEMM does without (0, 0: everything hidden, at no cost).
+  int tp_comm_splits = 0;
+  int tp_comm_sms = 0;
   StackSwitches stack;
 };
 
@@ -344,6 +350,8 @@ struct CostConstants {
   double comm_efficiency = 0.7;     // fraction of link bandwidth collectives reach
   double runtime_overhead = 1.0;    // multiplier on compute of the runtime profile
   double inter_node_factor = 1.0;   // multiplier on collectives that cross nodes (runtime profile)
+  int tp_comm_splits = 0, tp_comm_sms = 0;  // the runtime profile's (RuntimeProfile)
+  int sm_count = 0;                 // the GPU type's
   double workspace_gib = 1.5;       // CUDA context, library workspaces, fragmentation
   StackSwitches stack;              // the runtime profile's
   double memory_usable = 0.95;      // fraction of GPU memory a plan may use

@@ -353,6 +353,8 @@ static std::string apply_switches(est::Cluster& c, est::Runtime rt, const std::s
   std::string text = "[runtime." + std::string(est::to_string(rt)) + "]\ninter_node_factor = " +
                      crius::util::fmt(prof.inter_node_factor, 17) + "\nruntime_overhead = " +
                      crius::util::fmt(prof.runtime_overhead, 17) + "\n";
+  if (prof.tp_comm_splits > 0) text += "tp_comm_splits = " + std::to_string(prof.tp_comm_splits) + "\n";
+  if (prof.tp_comm_sms > 0) text += "tp_comm_sms = " + std::to_string(prof.tp_comm_sms) + "\n";
   for (const auto& [key, on] : value) text += key + " = " + (on ? "true\n" : "false\n");
   // The parser asks for a GPU type; this one is never used.
   text += "[gpu.switches-unused]\nname = \"x\"\nmemory_gib = 1\nmemory_bw_gbs = 1\ntflops = { fp16 = 1, fp32 = 1 }\n";
@@ -450,11 +452,13 @@ static int published(const std::string& cluster_path, const std::string& csv, co
                 std::string(est::to_string(e.plan.recompute)).c_str(), pub, e.iter_time_s, 100 * err);
   }
   auto summary = [](const std::string& what, const std::vector<double>& errs) {
-    double sum = 0, worst = 0;
+    double sum = 0, signed_sum = 0, worst = 0;
     std::vector<double> abs;
-    for (double x : errs) sum += std::fabs(x), worst = std::max(worst, std::fabs(x)), abs.push_back(std::fabs(x));
-    std::printf("%-24s %zu runs: mean absolute error %.1f%%, median %.1f%%, worst %.1f%%\n", what.c_str(), errs.size(),
-                100 * sum / static_cast<double>(errs.size()), 100 * crius::util::median(abs), 100 * worst);
+    for (double x : errs)
+      sum += std::fabs(x), signed_sum += x, worst = std::max(worst, std::fabs(x)), abs.push_back(std::fabs(x));
+    const double n = static_cast<double>(errs.size());
+    std::printf("%-24s %zu runs: mean absolute error %.1f%%, median %.1f%%, worst %.1f%%, signed mean %+.1f%%\n",
+                what.c_str(), errs.size(), 100 * sum / n, 100 * crius::util::median(abs), 100 * worst, 100 * signed_sum / n);
   };
   for (const auto& [mode, errs] : by_mode) summary(mode, errs);
   for (const auto& [split, errs] : by_split) {

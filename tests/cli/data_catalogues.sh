@@ -43,6 +43,9 @@ for rname, rprof in gpus.get("runtime", {}).items():
         if k in switches:
             if not isinstance(v, bool):
                 err(f"gpus.toml: [runtime.{rname}] {k} = {v!r} is not true or false")
+        elif k in ("tp_comm_splits", "tp_comm_sms"):
+            if not (isinstance(v, int) and 1 <= v <= 64):
+                err(f"gpus.toml: [runtime.{rname}] {k} = {v!r} is not a count of 1..64")
         elif k not in ("inter_node_factor", "runtime_overhead") or not (pos_num(v) and v <= 100):
             err(f"gpus.toml: [runtime.{rname}] {k} = {v!r}")
 gpus = gpus.get("gpu", {})
@@ -52,7 +55,7 @@ for gid in required_ids:
         err(f"gpus.toml: required GPU type '{gid}' missing")
 if "k40m" in gpus:
     err("gpus.toml: k40m must stay unknown (it is the unknown-GPU test case)")
-gpu_keys = {"name", "memory_gib", "memory_bw_gbs", "tflops", "match", "compute_capability", "memory_type"}
+gpu_keys = {"name", "memory_gib", "memory_bw_gbs", "tflops", "match", "compute_capability", "memory_type", "sm_count"}
 fitted_keys = {"gemm_efficiency", "fp32_efficiency", "memory_efficiency", "fused_attention_efficiency"}
 for gid, g in gpus.items():
     where = f"gpus.toml [gpu.{gid}]"
@@ -63,7 +66,9 @@ for gid, g in gpus.items():
     for k in sorted(set(g) & fitted_keys):
         if not (pos_num(g[k]) and g[k] <= 1):
             err(f"{where}: {k} = {g[k]!r} not in (0, 1]")
-    cc, memtype = g.get("compute_capability"), g.get("memory_type")
+    cc, memtype, sms = g.get("compute_capability"), g.get("memory_type"), g.get("sm_count")
+    if not (isinstance(sms, int) and 16 <= sms <= 1024):
+        err(f"{where}: sm_count {sms!r} not a count of SMs")
     if not (pos_num(cc) and 6 <= cc < 20):
         err(f"{where}: compute_capability {cc!r} not a CUDA compute capability (6.0..)")
     if not (isinstance(memtype, str) and re.fullmatch(r"(HBM|GDDR)\d\w*", memtype)):

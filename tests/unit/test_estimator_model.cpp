@@ -377,6 +377,18 @@ BOOST_AUTO_TEST_CASE(megatron_core_switches_each_hide_what_they_say) {
   const est::Estimate no_tp = core_estimate("tp_comm_overlap = false", req, cell);
   BOOST_TEST(no_tp.breakdown.tp_comm > 0);
   BOOST_TEST(on.breakdown.tp_comm < no_tp.breakdown.tp_comm);
+  // As Transformer Engine runs it (the shipped profile's tp_comm_splits and tp_comm_sms): one
+  // chunk of what the GEMMs hide stays exposed, and the reduce-scatters' SMs slow the GEMMs beside
+  // them; neither alone hides less than not overlapping at all.
+  const est::Estimate chunked = core_estimate("tp_comm_splits = 4", req, cell);
+  BOOST_TEST(chunked.breakdown.tp_comm > on.breakdown.tp_comm);
+  BOOST_TEST(chunked.breakdown.tp_comm < no_tp.breakdown.tp_comm);
+  BOOST_TEST(chunked.breakdown.tp_comm - on.breakdown.tp_comm ==
+                 (no_tp.breakdown.tp_comm - on.breakdown.tp_comm) / 4,  // all hidden before: a quarter of it back
+             tt::tolerance(1e-9));
+  const est::Estimate sms = core_estimate("tp_comm_sms = 20", req, cell), more = core_estimate("tp_comm_sms = 40", req, cell);
+  BOOST_TEST(sms.breakdown.tp_comm > on.breakdown.tp_comm);
+  BOOST_TEST(more.breakdown.tp_comm > sms.breakdown.tp_comm);
   // Pipeline sends overlapped: only the fill and the drain pay them.
   const est::Estimate no_pp = core_estimate("overlap_p2p_comm = false", req, cell);
   BOOST_TEST(no_pp.breakdown.pp_comm > 0);
