@@ -135,10 +135,12 @@ class Searcher {
     return r;
   }
 
-  SplitResult uniform(const Combo& k) const {
+  // The layers as even as they go, where `rule` allows that split with `v` chunks per stage.
+  SplitResult uniform(const Combo& k, SplitRule rule, int v) const {
     const int S = m_x.S, L = m_x.L;
     std::vector<int> ends(S);
     for (int s = 0; s < S; ++s) ends[s] = static_cast<int>((static_cast<long long>(L) * (s + 1)) / S);
+    if (!split_allowed(rule, ends.data(), S, v)) return {};
     int b = 0;
     for (int s = 0; s < S; ++s) {
       if (stage_mem(k, s, b, ends[s]) > m_x.cap) return {};
@@ -556,21 +558,15 @@ void run_search(Ctx& x, SearchState& st) {
               SplitResult sp;
               const SplitRule rule = split_rule(x.req.framework, sc);
               const int v = sc.kind == Schedule::Kind::interleaved ? sc.virtual_stages : 1;
-              // The uniform split (layers as even as they go), where the rule allows it.
-              auto uniform_if_allowed = [&] {
-                std::vector<int> ends(x.S);
-                for (int s = 0; s < x.S; ++s) ends[s] = static_cast<int>((static_cast<long long>(x.L) * (s + 1)) / x.S);
-                return split_allowed(rule, ends.data(), x.S, v) ? srch.uniform(k) : SplitResult{};
-              };
               if (x.brute) {
                 std::vector<int> ends(x.S);
                 double bi = kInf;
                 srch.all_splits(k, rule, ends, 0, 0, sp, bi);
               } else if (rule == SplitRule::even) {
-                sp = uniform_if_allowed();
+                sp = srch.uniform(k, rule, v);
               } else if (rule == SplitRule::first_last) {
                 sp = srch.first_last(k, v);
-                SplitResult u = uniform_if_allowed();
+                SplitResult u = srch.uniform(k, rule, v);
                 if (u.ok && (!sp.ok || srch.evaluate(k, u, false).iter < srch.evaluate(k, sp, false).iter)) sp = u;
               } else {
                 sp = srch.balanced(k, x.brute ? kInf : st.best_iter, v);
@@ -578,7 +574,7 @@ void run_search(Ctx& x, SearchState& st) {
                   ++st.evaluated;
                   continue;
                 }
-                SplitResult u = uniform_if_allowed();
+                SplitResult u = srch.uniform(k, rule, v);
                 if (u.ok && (!sp.ok || srch.evaluate(k, u, false).iter < srch.evaluate(k, sp, false).iter)) sp = u;
               }
               ++st.evaluated;

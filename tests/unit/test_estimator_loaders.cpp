@@ -348,6 +348,16 @@ BOOST_AUTO_TEST_CASE(the_datasheet_rule_takes_the_nearest_generation_and_memory)
   BOOST_TEST(contains(bad.error(), "HBM or GDDR"), bad.error());
   auto bad_cc = est::GpuCatalog::parse(gpu("x", "0.5", "HBM3", ""), "g.toml");
   BOOST_TEST(!bad_cc.ok());
+  // The overlap's counts: each out of range is refused, naming its key.
+  for (const auto& [text, key] : {std::pair{gpu("x", "9.0", "HBM3", "sm_count = 0\n"), "sm_count"},
+                                  std::pair{gpu("x", "9.0", "HBM3", "") + "[runtime.megatron-core]\ntp_comm_splits = 0\n",
+                                            "tp_comm_splits"},
+                                  std::pair{gpu("x", "9.0", "HBM3", "") + "[runtime.megatron-core]\ntp_comm_sms = -1\n",
+                                            "tp_comm_sms"}}) {
+    auto r = est::GpuCatalog::parse(text, "g.toml");
+    BOOST_TEST_REQUIRE(!r.ok(), key);
+    BOOST_TEST(contains(r.error(), key), r.error());
+  }
 
   // The shipped catalogue: the Ada boards take the GA102 boards' GEMM constant, the P100 the V100's,
   // and every fitted type its own memory efficiency.
