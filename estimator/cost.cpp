@@ -311,9 +311,13 @@ LayerCost layer_cost(const Ctx& x, const Combo& k, const LayerKind& L, bool is_h
   const double w = x.d.dtype_bytes;
   const double opt = detail::optimizer_state_bytes(x.model, x.c.stack.master_param_remainders);
   const double pd = L.params_dense / t, pe = L.params_expert / (t * ep);
-  const double opt_d = k.zero ? opt / k.dp : opt;
-  const double opt_e = k.zero ? opt / std::max(1, k.dp / ep) : opt;
-  r.mem_static = pd * (2 * w + opt_d) + pe * (2 * w + opt_e);
+  // What each DP rank keeps of a parameter: its weight and gradient (w each) and optimizer
+  // states, the shares ZeRO shards over the DP ranks (experts' over the ranks holding them).
+  const double shard_d = k.dp, shard_e = std::max(1, k.dp / ep);
+  auto kept = [&](double shard) {
+    return (k.zero >= 3 ? w / shard : w) + (k.zero >= 2 ? w / shard : w) + (k.zero >= 1 ? opt / shard : opt);
+  };
+  r.mem_static = pd * kept(shard_d) + pe * kept(shard_e);
   r.params_gpu = pd + pe;
   r.grad_bytes_dense = pd * w;
   r.grad_bytes_expert = pe * w;
@@ -321,6 +325,9 @@ LayerCost layer_cost(const Ctx& x, const Combo& k, const LayerKind& L, bool is_h
   // and token) of the scores.
   const double act_attn = fused ? L.act_attn_fused : L.act_attn;
   const double full_act = (L.act_tp / t + L.act_rep / rep_div + act_attn / t) * b;
+  // Sharded, the layer's gradient is whole until its reduce-scatter, and its parameters whole
+  // while it runs, with the next layer's gathered beside them (prefetch).
+  const double whole = (pd + pe) * w * ((k.zero >= 2 ? 1 : 0) + (k.zero >= 3 ? 2 : 0));
   if (is_head) {
     r.mem_work = full_act;
   } else if (k.rc == Recompute::none) {
@@ -338,6 +345,7 @@ LayerCost layer_cost(const Ctx& x, const Combo& k, const LayerKind& L, bool is_h
       r.mem_work *= x.L / units;
     }
   }
+  r.mem_work += whole;
   return r;
 }
 

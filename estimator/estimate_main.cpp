@@ -36,7 +36,7 @@ std::string plan_summary(const est::Estimate& e) {
   const auto& s0 = p.stages.front();
   ss << "tp=" << s0.tp << " dp=" << s0.dp << " mbs=" << p.micro_batch_size << " mb=" << p.micro_batches << " "
      << est::to_string(p.schedule) << " rc=" << est::to_string(p.recompute) << (p.sequence_parallel ? " sp" : "")
-     << (p.zero ? " zero1" : "") << (p.expert_parallel ? "" : " ep_off");
+     << (p.zero ? " zero" + std::to_string(p.zero) : "") << (p.expert_parallel ? "" : " ep_off");
   return ss.str();
 }
 
@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
   app.add_option("--schedule", schedule, "pin the schedule: gpipe, 1f1b or interleaved:V");
   app.add_option("--recompute", recompute, "pin recomputation: none, selective or full");
   app.add_option("--sequence-parallel", seqpar, "pin sequence parallelism: on or off");
-  app.add_option("--zero", zero, "pin ZeRO stage: 0 or 1");
+  app.add_option("--zero", zero, "pin ZeRO stage: 0, 1, 2 or 3");
   app.add_option("--expert-parallel", exppar, "pin expert parallelism of a MoE model: on or off");
   app.add_option("--top", top, "show the K best Cells (table default 10; --json default all)");
   app.add_flag("--explain", explain, "show the time and memory breakdown of the best plan");

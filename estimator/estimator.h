@@ -274,7 +274,7 @@ struct Pins {
   std::optional<Schedule> schedule;
   std::optional<Recompute> recompute;
   std::optional<bool> sequence_parallel;
-  std::optional<int> zero;  // 0 or 1
+  std::optional<int> zero;  // ZeRO stage 0-3 (Plan::zero)
   std::optional<bool> expert_parallel;  // MoE only (Plan::expert_parallel)
 };
 

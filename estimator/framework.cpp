@@ -144,16 +144,75 @@ Result<void> check_request(const Framework& f, const Model& m, Runtime runtime) 
   return {};
 }
 
+Result<void> check_zero(const Framework& f, const Model& m, int zero, int dp, int stages, int micro_batches,
+                        const StackSwitches* stack) {
+  const std::string z = "ZeRO-" + std::to_string(zero);
+  if (f.kind == Framework::Kind::crius_train) {
+    if (zero > 1) return make_error("crius-train reduces whole gradients into whole parameters (ZeRO-0 or 1); the plan is " + z);
+    return {};
+  }
+  const std::string who = framework_name(f);
+  const bool remainders = stack && stack->master_param_remainders && m.dtype == Dtype::bf16;
+  if (f.kind == Framework::Kind::torchtitan) {
+    if (dp < 2) return {};
+    if (zero == 2)
+      return make_error(who + "'s FSDP shards parameters and gradients together (ZeRO-3) or neither until the step ends; "
+                              "it has no ZeRO-2");
+    // train.py's gradient accumulation runs forward and backward per micro-batch with FSDP's (or
+    // DDP's) reduction on; only the pipeline schedules hold it to the last micro-batch. FSDP
+    // resharding after forward is ZeRO-3, which gathers and reduces in every micro-batch.
+    if (stages == 1 && micro_batches > 1 && zero != 3)
+      return make_error(who + " reduces the gradients again in each of the " + std::to_string(micro_batches) +
+                        " micro-batches it accumulates without a pipeline (FSDP, ZeRO-3); the plan reduces them once per step (" + z + ")");
+    if (stages > 1 && zero > 1)
+      return make_error(who + "'s pipeline schedules keep FSDP's gathered parameters and unreduced gradients until the last "
+                              "micro-batch (ZeRO-1); the plan shards them (" + z + ")");
+    if (stack && zero >= 1 && !stack->overlap_param_gather)
+      return make_error(who + " always prefetches the next layer's parameter all-gather (FSDP); the runtime profile turns "
+                              "overlap_param_gather off (use megatron-core)");
+    return {};
+  }
+  // The estimate keeps a bf16 model's fp32 master copy as its low 16 bits (master_param_remainders):
+  // Megatron-Core's precision-aware optimizer, which shards the states (ZeRO-1).
+  if (remainders && f.version >= kMegatronParamRemainders && zero != 1)
+    return make_error(who + " keeps only the master copy's low bits with the distributed optimizer (ZeRO-1)");
+  if (dp < 2) return {};
+  if (zero > 1 && f.version < kMegatronFsdp)
+    return make_error(who + " shards gradients and parameters (" + z +
+                      ") with Megatron-FSDP, which comes with 0.12; before it, the distributed optimizer (ZeRO-1) is the most");
+  if (!stack) return {};
+  // Megatron-FSDP turns the overlaps on itself (arguments.py: optim_grads sets
+  // overlap_grad_reduce, optim_grads_params both).
+  if (zero >= 2 && !stack->overlap_grad_reduce)
+    return make_error(who + "'s FSDP (" + z + ") always reduces gradients during the backward; the runtime profile turns "
+                            "overlap_grad_reduce off");
+  if (zero == 3 && !stack->overlap_param_gather)
+    return make_error(who + "'s FSDP (ZeRO-3) always prefetches the parameter all-gathers; the runtime profile turns "
+                            "overlap_param_gather off");
+  if (stack->overlap_param_gather && zero == 1 && !stack->overlap_grad_reduce)
+    return make_error(who + " overlaps the parameter all-gather only with the gradient reduction overlapped too");
+  return {};
+}
+
+std::vector<int> zero_stages(const Framework& f, const Model& m, int stages, int micro_batches, const StackSwitches* stack) {
+  std::vector<int> out;
+  for (int z = 0; z <= 3; ++z)
+    if (check_zero(f, m, z, 2, stages, micro_batches, stack)) out.push_back(z);
+  return out;
+}
+
 bool expert_parallel_allowed(const Framework& f, const Model& m) {
   return f.kind == Framework::Kind::crius_train || m.dtype != Dtype::fp16 || f.version >= kMegatronFp16Experts;
 }
 
 Result<void> check_plan(const Framework& f, const Model& m, const Plan& plan, const StackSwitches* stack) {
-  if (f.kind == Framework::Kind::crius_train) return {};
+  const auto zero_ok = [&] { return check_zero(f, m, plan.zero, plan.stages[0].dp, plan.pp(), plan.micro_batches, stack); };
+  if (f.kind == Framework::Kind::crius_train) return plan.stages.empty() ? Result<void>{} : zero_ok();
   const std::string who = framework_name(f);
   const bool titan = f.kind == Framework::Kind::torchtitan;
   if (auto ok = check_request(f, m, plan.runtime); !ok) return ok;
   if (plan.stages.empty()) return make_error("the plan has no stages");
+  if (auto ok = zero_ok(); !ok) return ok;
   if (!plan.uniform())
     return make_error(who + " needs one TP and one DP size for all stages; this plan has per-stage shapes");
   const int tp = plan.stages[0].tp, dp = plan.stages[0].dp, pp = plan.pp();
@@ -176,11 +235,6 @@ Result<void> check_plan(const Framework& f, const Model& m, const Plan& plan, co
     if (dp > 1 && plan.zero == 0 && (tp > 1 || pp > 1))
       return make_error(who + " runs unsharded data parallelism (DDP) only alone (\"DDP has not supported > 1D parallelism\"); "
                               "with TP or PP its data parallelism is FSDP, which shards the optimizer (ZeRO-1 or more)");
-    // train.py's gradient accumulation runs forward and backward per micro-batch with FSDP's (or
-    // DDP's) reduction on; only the pipeline schedules hold it to the last micro-batch.
-    if (pp == 1 && dp > 1 && plan.micro_batches > 1)
-      return make_error(who + " reduces the gradients again in each of the " + std::to_string(plan.micro_batches) +
-                        " micro-batches it accumulates without a pipeline; the estimate reduces them once per step");
     if (plan.recompute == Recompute::selective)
       return make_error(who + "'s selective recomputation (per operator: every second matmul; or every Nth block) is not "
                               "the attention-core recomputation the estimate models (none or full)");
@@ -212,24 +266,14 @@ Result<void> check_plan(const Framework& f, const Model& m, const Plan& plan, co
     };
     if (!stack->fused_attention) return always("runs attention as one fused kernel (scaled_dot_product_attention)", "fused_attention");
     if (dp > 1 && !stack->overlap_grad_reduce) return always("reduces gradients during the backward (FSDP, DDP)", "overlap_grad_reduce");
-    if (dp > 1 && plan.zero == 1 && !stack->overlap_param_gather)
-      return always("prefetches the next layer's parameter all-gather (FSDP)", "overlap_param_gather");
     if (interleaved && !stack->overlap_p2p_comm) return always("sends between stages asynchronously", "overlap_p2p_comm");
     if (stack->master_param_remainders && m.dtype == Dtype::bf16)
       return make_error(who + " keeps the fp32 parameters whole (FSDP shards them); the runtime profile keeps their low bits only");
   }
   if (stack && !titan) {
-    // The estimate keeps a bf16 model's fp32 master copy as its low 16 bits (master_param_remainders):
-    // Megatron-Core's precision-aware optimizer, which shards the states (ZeRO-1).
-    if (stack->master_param_remainders && m.dtype == Dtype::bf16) {
-      if (f.version < kMegatronParamRemainders)
-        return make_error(who + " keeps the fp32 master copy whole (the precision-aware optimizer's parameter "
-                                "remainders come with 0.13); the runtime profile keeps its low bits only");
-      if (plan.zero != 1)
-        return make_error(who + " keeps only the master copy's low bits with the distributed optimizer (ZeRO-1)");
-    }
-    if (stack->overlap_param_gather && plan.zero == 1 && !stack->overlap_grad_reduce)
-      return make_error(who + " overlaps the parameter all-gather only with the gradient reduction overlapped too");
+    if (stack->master_param_remainders && m.dtype == Dtype::bf16 && f.version < kMegatronParamRemainders)
+      return make_error(who + " keeps the fp32 master copy whole (the precision-aware optimizer's parameter "
+                              "remainders come with 0.13); the runtime profile keeps its low bits only");
     if (interleaved && !stack->overlap_p2p_comm && pp <= 2)
       return make_error(who + " runs an interleaved schedule without overlapped pipeline sends only on more than 2 stages");
   }

@@ -8,6 +8,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "estimator/result.h"
 
@@ -33,11 +34,13 @@ struct Framework {
 // What changed between the Megatron-Core releases crius knows (crius(7), FRAMEWORKS, names the
 // source of each): the oldest; --decoder-first/last-pipeline-num-layers and --moe-layer-freq
 // (0.10); --attention-backend and --num-virtual-stages-per-pipeline-rank, uneven stages with an
-// interleaved schedule (0.11); --pipeline-model-parallel-layout and the precision-aware
+// interleaved schedule (0.11); Megatron-FSDP's sharded gradients and parameters
+// (--use-custom-fsdp with --data-parallel-sharding-strategy, 0.12; --use-megatron-fsdp, 0.14);
+// --pipeline-model-parallel-layout and the precision-aware
 // optimizer's parameter remainders (0.13); expert parallelism in fp16 (0.19, the newest checked). "megatron" alone is the newest.
 inline constexpr int kMegatronOldest = 8, kMegatronFirstLast = 10, kMegatronMoeLayerFreq = 10,
                      kMegatronAttentionBackend = 11, kMegatronUnevenVirtual = 11, kMegatronLayout = 13, kMegatronParamRemainders = 13,
-                     kMegatronFp16Experts = 19,
+                     kMegatronFsdp = 12, kMegatronFsdpFlag = 14, kMegatronFp16Experts = 19,
                      kMegatronNewest = 19;
 
 // torchtitan's releases crius knows (crius(7), FRAMEWORKS): 0.1 (2025-06) names pipeline splits
@@ -80,6 +83,17 @@ Runtime default_runtime(const Framework& f);
 // What a request must satisfy before any Cell is looked at: the model's family, shape and
 // optimizer, the runtime profile's schedule. The error names the framework and says why.
 Result<void> check_request(const Framework& f, const Model& m, Runtime runtime);
+// Whether the framework runs ZeRO stage `zero` (Plan::zero) with `dp` data-parallel ranks,
+// `stages` pipeline stages and `micro_batches` micro-batches, given the runtime profile's `stack`
+// (may be null). crius-train and Megatron-Core before 0.12: 0 and 1 (its distributed optimizer).
+// Megatron-Core from 0.12: 0-3 (2 and 3 are Megatron-FSDP's optim_grads and optim_grads_params).
+// torchtitan: with a pipeline 0 and 1 (its schedules hold FSDP's gathered parameters and
+// reduction to the last micro-batch); without, 0, 1 and 3 for one micro-batch and only 3 (FSDP
+// resharding after forward, reducing in every backward) for more. The error says why not.
+Result<void> check_zero(const Framework& f, const Model& m, int zero, int dp, int stages, int micro_batches,
+                        const StackSwitches* stack);
+// The ZeRO stages check_zero allows with more than one DP rank, least sharded first.
+std::vector<int> zero_stages(const Framework& f, const Model& m, int stages, int micro_batches, const StackSwitches* stack);
 // Whether the framework may shard a MoE model's experts over the data-parallel ranks.
 bool expert_parallel_allowed(const Framework& f, const Model& m);
 // Whether the framework can run `plan` for `m` exactly as planned: layer split, query groups

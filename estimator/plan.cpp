@@ -266,7 +266,7 @@ Result<Plan> plan_from_json(const nlohmann::json& j, const std::string& what) {
   }
   CRIUS_JSON_GET(plan.micro_batch_size, r.integer("micro_batch_size", 1, 100000000, 1));
   CRIUS_JSON_GET(plan.micro_batches, r.integer("micro_batches", 1, 100000000, 1));
-  CRIUS_JSON_GET(plan.zero, r.integer("zero", 0, 1, 0));
+  CRIUS_JSON_GET(plan.zero, r.integer("zero", 0, 3, 0));
   CRIUS_JSON_GET(plan.sequence_parallel, r.boolean("sequence_parallel", false));
   CRIUS_JSON_GET(plan.expert_parallel, r.boolean("expert_parallel", true));
   std::string text;

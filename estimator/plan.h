@@ -87,7 +87,11 @@ struct Plan {
   Schedule schedule;
   Recompute recompute = Recompute::none;
   bool sequence_parallel = false;
-  int zero = 0;  // ZeRO stage: 0 or 1
+  // ZeRO stage: 0 every DP rank holds everything; 1 the optimizer states sharded (gradients
+  // reduce-scattered and parameters all-gathered once per step); 2 the gradients too (reduced in
+  // every micro-batch's backward); 3 the parameters too (gathered for every micro-batch's forward
+  // and again for its backward).
+  int zero = 0;
   Runtime runtime = Runtime::megatron;
   // A MoE model's experts sharded over the DP ranks (expert parallelism, all-to-all), or every
   // expert on each rank (false; Alpa's forced data parallelism). Other models: true.

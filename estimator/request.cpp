@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Checks of an estimation request before any estimate.
 #include "estimator/cost.h"
+#include "estimator/framework.h"
 
 namespace crius::estimator {
 
@@ -20,7 +21,10 @@ Result<void> validate_request(const Request& req) {
   for (auto r : {pos(p.tp, "--tp", 64), pos(p.dp, "--dp", 10000000), pos(p.micro_batch_size, "--micro-batch-size", 100000000),
                  pos(p.micro_batches, "--micro-batches", 100000000)})
     if (!r) return r;
-  if (p.zero && *p.zero != 0 && *p.zero != 1) return make_error("--zero must be 0 or 1 (got " + std::to_string(*p.zero) + ")");
+  if (p.zero && (*p.zero < 0 || *p.zero > 3)) return make_error("--zero must be 0, 1, 2 or 3 (got " + std::to_string(*p.zero) + ")");
+  if (p.zero && *p.zero > 1)
+    if (auto ok = check_zero(req.framework, req.model, *p.zero, 2, 1, 1, nullptr); !ok)
+      return make_error("--zero " + std::to_string(*p.zero) + ": " + ok.error());
   if (p.micro_batches && B % *p.micro_batches != 0)
     return make_error("--micro-batches " + std::to_string(*p.micro_batches) + " does not divide --global-batch " + std::to_string(B));
   if (p.micro_batch_size && B % *p.micro_batch_size != 0)

@@ -210,17 +210,26 @@ class Searcher {
   }
 
   // What of a stage's data-parallel communication `dpt` (an all-reduce's volume) the stack does
-  // not hide. Gradients are reduced in buckets as the last micro-batch's backward (about 2/3 of
-  // its time `t`) produces them; with ZeRO-1 that is a reduce-scatter (half the volume), and the
-  // parameters' all-gather (the other half) runs during the next iteration's first forward
-  // (1/3 of `t`). The last bucket of each can hide behind nothing: Megatron-Core's buckets hold
-  // max(4e7, 1e6 x dp) parameters (DistributedDataParallelConfig.bucket_size).
+  // not hide, per step. Gradients are reduced in buckets as the last micro-batch's backward
+  // (about 2/3 of its time `t`) produces them; with ZeRO-1 that is a reduce-scatter (half the
+  // volume), and the parameters' all-gather (the other half) runs during the next iteration's
+  // first forward (1/3 of `t`). ZeRO-2 reduce-scatters in every micro-batch's backward; ZeRO-3
+  // also gathers the parameters for every forward and again for every backward, beside that
+  // backward's reduce-scatter. The last bucket of each can hide behind nothing: Megatron-Core's
+  // buckets hold max(4e7, 1e6 x dp) parameters (DistributedDataParallelConfig.bucket_size).
   double exposed_dp(const Combo& k, double dpt, double t, double params) const {
     const StackSwitches& st = m_x.c.stack;
     const double last = params > 0 ? std::min(1.0, std::max(4e7, 1e6 * k.dp) / params) : 1;
     auto hide = [&](double comm, double window, bool on) { return on ? std::max(comm - window, comm * last) : comm; };
-    if (!k.zero) return hide(dpt, t * 2 / 3, st.overlap_grad_reduce);
-    return hide(dpt / 2, t * 2 / 3, st.overlap_grad_reduce) + hide(dpt / 2, t / 3, st.overlap_param_gather);
+    const double half = dpt / 2;
+    switch (k.zero) {
+      case 0: return hide(dpt, t * 2 / 3, st.overlap_grad_reduce);
+      case 1: return hide(half, t * 2 / 3, st.overlap_grad_reduce) + hide(half, t / 3, st.overlap_param_gather);
+      case 2: return k.m * hide(half, t * 2 / 3, st.overlap_grad_reduce) + hide(half, t / 3, st.overlap_param_gather);
+      default:
+        return k.m * (hide(half, t / 3, st.overlap_param_gather) +
+                      hide(2 * half, t * 2 / 3, st.overlap_grad_reduce && st.overlap_param_gather));
+    }
   }
 
   // Full iteration time and memory of a split.
@@ -267,8 +276,7 @@ class Searcher {
                                          x.cell.nodes, x.cell.gpus_per_node);
         }
       }
-      if (dpt > 0 && (x.c.stack.overlap_grad_reduce || x.c.stack.overlap_param_gather))
-        dpt = exposed_dp(k, dpt, stage_time(s, b, e), pg);
+      if (dpt > 0) dpt = exposed_dp(k, dpt, stage_time(s, b, e), pg);
       const double opt = pg * optimizer_update_bytes(x.model, x.c.stack.master_param_remainders) / (k.zero ? k.dp : 1) / bw;
       dp_max = std::max(dp_max, dpt);
       opt_max = std::max(opt_max, opt);
@@ -323,9 +331,11 @@ class Searcher {
       if (s == 0) params += m_embed.params_gpu, act += n * m_embed.mem_act, stat += m_embed.mem_static;
       if (s == S - 1) params += m_head.params_gpu, stat += m_head.mem_static;
       act += s == S - 1 ? std::max(m_max_work, m_head.mem_work) : m_max_work;
-      const double opt_bytes = stat - 2 * w * params;  // static = params + grads + optimizer states
-      ev.mb.params = params * w / kGiB;
-      ev.mb.grads = params * w / kGiB;
+      // static = params + grads + optimizer states, of which ZeRO-3 and -2 keep a DP rank's share
+      const double p_kept = params * w / (k.zero >= 3 ? k.dp : 1), g_kept = params * w / (k.zero >= 2 ? k.dp : 1);
+      const double opt_bytes = stat - p_kept - g_kept;
+      ev.mb.params = p_kept / kGiB;
+      ev.mb.grads = g_kept / kGiB;
       ev.mb.optimizer = opt_bytes / kGiB;
       ev.mb.activations = act / kGiB;
       ev.mb.workspace = x.c.workspace_gib;
@@ -476,7 +486,7 @@ void run_search(Ctx& x, SearchState& st) {
     else
       rcs.clear();
   }
-  // Memory probe: the plan with the least memory per GPU (largest TP, ZeRO-1,
+  // Memory probe: the plan with the least memory per GPU (largest TP, the most ZeRO sharding,
   // full recompute, sequence parallel, smallest micro-batch, 1F1B) bounds every
   // plan of the Cell from below; if it does not fit, nothing does.
   // (Not for alpa: without sequence parallelism the largest TP is not always
@@ -487,11 +497,12 @@ void run_search(Ctx& x, SearchState& st) {
     k.dp = x.gps / k.tp;
     k.rc = Recompute::full;
     k.sp = k.tp > 1 && x.model.family != Family::wide_resnet;
-    k.zero = k.dp > 1 ? 1 : 0;
     k.ep = p.expert_parallel.value_or(ep_default);
     k.sched = Schedule{Schedule::Kind::one_f_one_b, 1};
     k.mbs = 1;
     k.m = std::max(1, B / k.dp);
+    const std::vector<int> has = zero_stages(x.req.framework, x.model, x.S, k.m, &x.c.stack);
+    k.zero = k.dp > 1 ? p.zero.value_or(has.empty() ? 1 : has.back()) : 0;
     {
       srch.prepare(k);
       if (!srch.greedy(k, kInf, nullptr)) {
@@ -503,6 +514,8 @@ void run_search(Ctx& x, SearchState& st) {
     }
   }
   bool any_batch = false;
+  std::vector<int> has;  // the ZeRO stages of plans with has_m micro-batches
+  int has_m = 0;
   for (int t : tps) {
     const int dp = x.gps / t;
     std::vector<int> mbss = micro_batch_sizes(x.req, dp);
@@ -530,10 +543,15 @@ void run_search(Ctx& x, SearchState& st) {
           k.ep = p.expert_parallel.value_or(ep_default);
           k.sched = Schedule{};
           // ZeRO-1 has the same communication volume and less memory and optimizer time, so the
-          // fast search only tries it (brute force: both), unless the stack overlaps the DP
-          // communication: its all-gather then hides behind a shorter window than an all-reduce.
+          // fast search tries it first and ZeRO-0 only where the stack overlaps the DP
+          // communication (its all-gather then hides behind a shorter window than an all-reduce).
+          // ZeRO-2 and -3 add communication in every micro-batch: tried only when no less sharded
+          // plan of the combo fits (brute force: every stage the framework has).
           const bool overlapped = x.c.stack.overlap_grad_reduce || x.c.stack.overlap_param_gather;
-          std::vector<int> zeros = x.brute || overlapped ? std::vector<int>{1, 0} : std::vector<int>{1};
+          if (k.m != has_m) has = zero_stages(x.req.framework, x.model, x.S, k.m, &x.c.stack), has_m = k.m;
+          std::vector<int> zeros;
+          for (int z : x.brute || overlapped ? std::vector<int>{1, 0, 2, 3} : std::vector<int>{1, 2, 3})
+            if (std::find(has.begin(), has.end(), z) != has.end()) zeros.push_back(z);
           if (p.zero) zeros = {*p.zero};
           // Alpa plans keep every optimizer state on each DP rank. Alpa itself shards them (the
           // artifact ran it with prefer_reduce_scatter; its measured pure-DP memory falls as 1/dp),
@@ -541,6 +559,10 @@ void run_search(Ctx& x, SearchState& st) {
           // of BERT 2.6B on 4 V100) that Alpa's planner did not run and that cost faster than it ran
           // (docs/results.md, "What the cost model gets wrong on BERT").
           else if (dp == 1 || x.req.runtime == Runtime::alpa) zeros = {0};
+          if (zeros.empty()) {
+            if (st.rule.empty()) st.rule = check_zero(x.req.framework, x.model, 1, dp, x.S, k.m, &x.c.stack).error();
+            continue;
+          }
           // The layers' memory depends on the ZeRO stage: prepared for the first one tried.
           k.zero = zeros.front();
           srch.prepare_kinds(k);
@@ -550,7 +572,9 @@ void run_search(Ctx& x, SearchState& st) {
             k.sched = sc;
             if (!x.brute && srch.lower_bound(k) >= st.best_iter) continue;
             if (!layers_ready) srch.prepare_layers(), layers_ready = true;
+            bool fits = false;  // a less sharded plan of this combo fits, or cannot win at all
             for (int z : zeros) {
+              if (z >= 2 && fits && !x.brute) break;
               if (z != k.zero) {
                 k.zero = z;
                 srch.prepare(k);
@@ -572,6 +596,7 @@ void run_search(Ctx& x, SearchState& st) {
                 sp = srch.balanced(k, x.brute ? kInf : st.best_iter, v);
                 if (sp.beaten) {  // nor can the uniform split, whose bottleneck is no smaller
                   ++st.evaluated;
+                  fits = true;
                   continue;
                 }
                 SplitResult u = srch.uniform(k, rule, v);
@@ -592,6 +617,7 @@ void run_search(Ctx& x, SearchState& st) {
                 st.min_mem = std::min(st.min_mem, worst);
                 continue;
               }
+              fits = true;
               Evaluated ev = srch.evaluate(k, sp, false);
               st.min_mem = std::min(st.min_mem, ev.mem_max);
               if (ev.iter < st.best_iter) {

@@ -423,8 +423,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     command.insert(command.end(), a->begin(), a->end());
-    // Megatron-Core orders its kernels on one CUDA stream queue (it refuses to start otherwise).
-    if (!a->empty() && framework.rfind("megatron", 0) == 0)
+    // Megatron-Core orders its kernels on one CUDA stream queue (it refuses to start otherwise);
+    // Megatron-FSDP (ZeRO-2 and 3) refuses that one queue.
+    if (!a->empty() && framework.rfind("megatron", 0) == 0 && plan.zero < 2)
       spec.job_env.emplace_back("CUDA_DEVICE_MAX_CONNECTIONS", env("CUDA_DEVICE_MAX_CONNECTIONS").value_or("1"));
   }
 

@@ -25,7 +25,15 @@ Result<std::vector<std::string>> megatron_args(const est::Plan& plan, const est:
   // The parallel layout and the batch.
   add({"--tensor-model-parallel-size", num(tp), "--pipeline-model-parallel-size", num(pp)});
   if (plan.sequence_parallel && tp > 1) add({"--sequence-parallel"});
-  if (plan.zero == 1) add({"--use-distributed-optimizer"});
+  if (plan.zero >= 1) add({"--use-distributed-optimizer"});
+  if (plan.zero >= 2) {
+    // Megatron-FSDP; its overlaps are always on. Before 0.14 it refuses the fused gradient
+    // accumulation with sharded gradients; from 0.14 it saves only its own checkpoint format.
+    add({f.version >= est::kMegatronFsdpFlag ? "--use-megatron-fsdp" : "--use-custom-fsdp", "--data-parallel-sharding-strategy",
+         plan.zero == 3 ? "optim_grads_params" : "optim_grads"});
+    if (f.version < est::kMegatronFsdpFlag) add({"--no-gradient-accumulation-fusion"});
+    else add({"--ckpt-format", "fsdp_dtensor"});
+  }
   add({"--micro-batch-size", num(plan.micro_batch_size), "--global-batch-size",
        num(static_cast<long long>(plan.micro_batch_size) * plan.micro_batches * dp)});
 
@@ -76,7 +84,7 @@ Result<std::vector<std::string>> megatron_args(const est::Plan& plan, const est:
   else
     add({"--transformer-impl", "local"});
   if (stack.overlap_grad_reduce) add({"--overlap-grad-reduce"});
-  if (stack.overlap_param_gather && plan.zero == 1) add({"--overlap-param-gather"});
+  if (stack.overlap_param_gather && plan.zero >= 1) add({"--overlap-param-gather"});
   if (stack.tp_comm_overlap && plan.sequence_parallel && tp > 1) add({"--tp-comm-overlap"});
   if (stack.master_param_remainders && m.dtype == est::Dtype::bf16) add({"--use-precision-aware-optimizer"});
 

@@ -30,11 +30,11 @@ std::vector<std::string> torchtitan_flags_unchecked(const est::Plan& plan, const
   add({"--training.local_batch_size", num(pp > 1 ? mbs * mb : mbs), "--training.global_batch_size", num(mbs * mb * dp)});
 
   // Data parallelism: DDP (replicate) alone at ZeRO-0, else FSDP that keeps the gathered
-  // parameters until the step ends, as ZeRO-1 does.
+  // parameters until the step ends, as ZeRO-1 does, or reshards them after each forward (ZeRO-3).
   const bool ddp = dp > 1 && plan.zero == 0;
   add({"--parallelism.data_parallel_replicate_degree", num(ddp ? dp : 1), "--parallelism.data_parallel_shard_degree",
        num(ddp ? 1 : dp)});
-  if (dp > 1 && !ddp) add({"--parallelism.fsdp_reshard_after_forward", "never"});
+  if (dp > 1 && !ddp) add({"--parallelism.fsdp_reshard_after_forward", plan.zero == 3 ? "always" : "never"});
   add({"--parallelism.tensor_parallel_degree", num(tp), "--parallelism.pipeline_parallel_degree", num(pp)});
   if (stack.tp_comm_overlap && tp > 1)
     add({"--parallelism.enable_async_tensor_parallel", f.version >= est::kTorchtitanModuleFqns ? "--compile.enable" : "--training.compile"});

@@ -40,7 +40,10 @@ expect 2 "--schedule: bad schedule 'interleaved:1'" --cluster "$C" "${M[@]}" --s
 expect 2 "--schedule: unknown schedule 'pipedream'" --cluster "$C" "${M[@]}" --schedule pipedream
 expect 2 "--recompute: unknown recompute 'some'" --cluster "$C" "${M[@]}" --recompute some
 expect 2 "--sequence-parallel: expected on or off, got 'yes'" --cluster "$C" "${M[@]}" --sequence-parallel yes
-expect 2 "--zero must be 0 or 1 (got 3)" --cluster "$C" "${M[@]}" --zero 3
+expect 2 "--zero must be 0, 1, 2 or 3 (got 4)" --cluster "$C" "${M[@]}" --zero 4
+expect 2 "--zero 3: crius-train reduces whole gradients into whole parameters (ZeRO-0 or 1)" --cluster "$C" "${M[@]}" --zero 3
+expect 2 "--zero 2: Megatron-LM (Megatron-Core 0.11) shards gradients and parameters (ZeRO-2) with Megatron-FSDP, which comes with 0.12" \
+  --cluster "$C" "${M[@]}" --zero 2 --framework megatron:0.11
 expect 2 "--expert-parallel: expected on or off, got 'no'" --cluster "$C" "${M[@]}" --expert-parallel no
 expect 2 "--expert-parallel off: model 'gpt3-1.3b' has no experts" --cluster "$C" "${M[@]}" --expert-parallel off
 expect 2 "--tp must be in [1, 64] (got 0)" --cluster "$C" "${M[@]}" --tp 0

@@ -29,7 +29,6 @@ import tempfile
 import types
 
 root, cases_file = sys.argv[1], sys.argv[2]
-os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", "1")
 os.environ["RANK"] = "0"
 
 import torch  # noqa: E402
@@ -165,6 +164,11 @@ with open(cases_file, encoding="utf-8") as f:
     for line in f:
         case = json.loads(line)
         os.environ["WORLD_SIZE"] = str(case["world"])
+        # As crius-launch sets it: 1, except for Megatron-FSDP (ZeRO-2 and 3), which refuses 1.
+        if {"--use-custom-fsdp", "--use-megatron-fsdp"} & set(case["args"]):
+            os.environ.pop("CUDA_DEVICE_MAX_CONNECTIONS", None)
+        else:
+            os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = "1"
         sys.argv = ["pretrain_gpt.py"] + case["args"]
         try:
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):

@@ -105,6 +105,41 @@ BOOST_AUTO_TEST_CASE(brute_force_equals_fast_search) {
   BOOST_TEST(uneven_interleaved >= 4);
 }
 
+// Where memory is tight the fast search shards gradients and parameters (ZeRO-2, 3) only for
+// combos no less sharded plan fits; the brute force tries every stage the framework has.
+BOOST_AUTO_TEST_CASE(brute_force_equals_fast_search_with_sharded_data_parallelism) {
+  est::Cluster c = cluster();
+  int cases = 0, sharded = 0;
+  for (auto [layers, hidden, batch] : {std::tuple{8, 4096, 64}, std::tuple{6, 6144, 32}, std::tuple{4, 8192, 32}}) {
+    est::Request req;
+    req.model = gpt(layers, hidden, 32, 2048, 32000);
+    req.model.dtype = est::Dtype::bf16;
+    req.global_batch = batch;
+    req.runtime = est::Runtime::megatron_core;
+    req.framework = *est::parse_framework("megatron:0.13");
+    for (auto [gpu, nodes, gpn] : {std::tuple{"a100", 2, 4}, std::tuple{"a40", 2, 2}, std::tuple{"v100", 1, 8}}) {
+      for (int stages : {1, 2}) {
+        est::Cell cell{gpu, gpu, nodes, gpn, stages};
+        est::Estimate fast = est::estimate_cell(req, cell, c);
+        est::SearchOptions bo;
+        bo.brute_force = true;
+        est::Estimate brute = est::estimate_cell(req, cell, c, bo);
+        BOOST_TEST_CONTEXT(gpu << " " << nodes << "x" << gpn << " S=" << stages << " L=" << layers << " h=" << hidden) {
+          BOOST_TEST(fast.feasible == brute.feasible);
+          if (!fast.feasible || !brute.feasible) continue;
+          ++cases;
+          sharded += fast.plan.zero >= 2;
+          BOOST_TEST(fast.iter_time_s >= brute.iter_time_s * (1 - 1e-9));
+          BOOST_TEST(fast.iter_time_s <= brute.iter_time_s * 1.05);
+        }
+      }
+    }
+  }
+  BOOST_TEST_MESSAGE(cases << " Cells, " << sharded << " with ZeRO-2 or 3");
+  BOOST_TEST(cases >= 12);
+  BOOST_TEST(sharded >= 2);
+}
+
 BOOST_AUTO_TEST_CASE(faster_hardware_is_never_slower) {
   est::Cluster base = cluster();
   est::Request req;
@@ -440,6 +475,82 @@ BOOST_AUTO_TEST_CASE(zero1_memory_counts_in_the_search) {
   est::Estimate b = est::estimate_cell(req, est::Cell{"dgx", "h100", 96, 8, 2}, c, brute);
   BOOST_REQUIRE(b.feasible);
   BOOST_TEST(b.iter_time_s == e.iter_time_s, tt::tolerance(1e-9));
+}
+
+// Sharded gradients (ZeRO-2) and parameters (ZeRO-3) as Megatron-FSDP runs them: each stage
+// needs less memory than the one before, and pays for it with communication in every
+// micro-batch, which a network too slow to hide it shows: twice the micro-batches, about twice
+// the exposed time (ZeRO-1 reduces once per step whatever the micro-batches).
+BOOST_AUTO_TEST_CASE(zero_2_and_3_trade_memory_for_communication_in_every_micro_batch) {
+  est::Cluster c = cluster("h100-dgx.toml");
+  for (auto& p : c.partitions) p.inter_node_bw_gbs /= 20;
+  est::Request req;
+  req.model = *c.models.resolve("mlm-gpt-1.7b");
+  req.global_batch = 256;
+  req.runtime = est::Runtime::megatron_core;
+  req.framework = *est::parse_framework("megatron:0.13");
+  req.pins.tp = 1, req.pins.recompute = est::Recompute::full;
+  const est::Cell cell{"dgx", "h100", 4, 8, 1};
+  double mem[4], dp[4][2];
+  for (int z = 0; z < 4; ++z) {
+    for (int i = 0; i < 2; ++i) {
+      req.pins.zero = z, req.pins.micro_batch_size = i == 0 ? 2 : 1;
+      est::Estimate e = est::estimate_cell(req, cell, c);
+      BOOST_REQUIRE_MESSAGE(e.feasible, "ZeRO-" << z << ": " << e.why);
+      BOOST_TEST(e.plan.zero == z);
+      BOOST_TEST(e.plan.micro_batches == (i == 0 ? 4 : 8));
+      dp[z][i] = e.breakdown.dp_comm;
+      if (i == 0) mem[z] = e.memory_gib;
+    }
+    BOOST_TEST_MESSAGE("ZeRO-" << z << ": " << mem[z] << " GiB, DP exposed " << dp[z][0] << " s (4 micro-batches), "
+                                << dp[z][1] << " s (8)");
+  }
+  for (int z = 1; z < 4; ++z) BOOST_TEST(mem[z] < mem[z - 1]);
+  // ZeRO-1 too exposes more with smaller micro-batches (its last one hides less); ZeRO-2 and 3
+  // grow faster, by what each micro-batch adds.
+  for (int z = 2; z < 4; ++z) {
+    BOOST_TEST(dp[z][0] > dp[z - 1][0]);
+    BOOST_TEST(dp[z][1] / dp[z][0] > 1.2 * dp[1][1] / dp[1][0]);
+  }
+}
+
+// A model whose whole weights and gradients do not fit a GPU runs fully sharded where the
+// framework has it (Megatron-Core 0.12 on: Megatron-FSDP), and nowhere else.
+BOOST_AUTO_TEST_CASE(the_search_shards_parameters_only_where_nothing_less_fits) {
+  est::Cluster c = cluster("h100-dgx.toml");
+  est::Request req;
+  req.model = *c.models.resolve("llama2-70b");
+  req.global_batch = 512;
+  req.runtime = est::Runtime::megatron_core;
+  req.pins.tp = 1;
+  const est::Cell cell{"dgx", "h100", 8, 8, 1};
+  for (const char* f : {"megatron:0.13", "megatron:0.19", "megatron:0.11", "crius-train"}) {
+    req.framework = *est::parse_framework(f);
+    est::Estimate e = est::estimate_cell(req, cell, c);
+    BOOST_TEST_CONTEXT(f) {
+      if (req.framework.kind == est::Framework::Kind::megatron && req.framework.version >= est::kMegatronFsdp) {
+        BOOST_REQUIRE_MESSAGE(e.feasible, e.why);
+        BOOST_TEST(e.plan.zero == 3);
+        BOOST_TEST(e.memory_gib <= e.gpu_memory_gib);
+        BOOST_TEST(e.memory.params < 3.0);  // 70B x 2 bytes / 64 ranks
+      } else {
+        BOOST_TEST(!e.feasible);
+      }
+    }
+  }
+  // With tensor parallelism ZeRO-1 fits too; where the search shards more, it is for less
+  // recomputation or larger micro-batches, and faster for it.
+  req.framework = *est::parse_framework("megatron:0.13");
+  req.pins.tp = 8;
+  est::Estimate e = est::estimate_cell(req, cell, c);
+  req.pins.zero = 1;
+  est::Estimate z1 = est::estimate_cell(req, cell, c);
+  BOOST_REQUIRE_MESSAGE(e.feasible && z1.feasible, e.why << z1.why);
+  BOOST_TEST_MESSAGE("tp 8: ZeRO-" << e.plan.zero << " rc=" << est::to_string(e.plan.recompute) << " " << e.iter_time_s
+                                   << " s; ZeRO-1 rc=" << est::to_string(z1.plan.recompute) << " " << z1.iter_time_s << " s");
+  BOOST_TEST(e.iter_time_s <= z1.iter_time_s);
+  if (e.plan.zero > 1)
+    BOOST_TEST((e.plan.recompute != z1.plan.recompute || e.plan.micro_batch_size > z1.plan.micro_batch_size));
 }
 
 // The megatron-core profile against a published H100 run of its fit split (Megatron-LM README,

@@ -301,6 +301,60 @@ BOOST_AUTO_TEST_CASE(each_switch_of_the_profile_puts_its_flag_on_and_off) {
   BOOST_TEST(!crius::launcher::megatron_args(no_zero, llama, off, fw("megatron:0.13")).ok());
 }
 
+// ZeRO-2 and 3 are Megatron-FSDP's optim_grads and optim_grads_params, in each release's own
+// flags (tests/cli/megatron_validate.sh feeds them to 0.12's and 0.19's argument checks).
+BOOST_AUTO_TEST_CASE(sharded_gradients_and_parameters_are_megatron_fsdp) {
+  const est::Cluster c = load(top() + "/etc/crius/examples/dgx-h100.toml");
+  const est::Model llama = model(c, "llama2-70b");
+  const est::StackSwitches st = est::StackSwitches::of(est::Runtime::megatron_core);
+  for (int zero : {2, 3}) {
+    est::Plan p = llama_plan();
+    p.zero = zero;
+    const std::string strategy = zero == 3 ? "optim_grads_params" : "optim_grads";
+    for (const char* release : {"megatron:0.12", "megatron:0.13", "megatron:0.19"}) {
+      auto a = crius::launcher::megatron_args(p, llama, st, fw(release));
+      BOOST_TEST_INFO(release << " ZeRO-" << zero << ": " << (a ? joined(*a) : a.error()));
+      BOOST_REQUIRE(a.ok());
+      const bool renamed = fw(release).version >= est::kMegatronFsdpFlag;
+      BOOST_TEST(has(*a, "--use-distributed-optimizer"));
+      BOOST_TEST(has(*a, "--use-megatron-fsdp") == renamed);
+      BOOST_TEST(has(*a, "--use-custom-fsdp") == !renamed);
+      BOOST_TEST(value(*a, "--data-parallel-sharding-strategy") == strategy);
+      BOOST_TEST(has(*a, "--no-gradient-accumulation-fusion") == !renamed);
+      BOOST_TEST(value(*a, "--ckpt-format") == (renamed ? "fsdp_dtensor" : ""));
+    }
+    auto refused = [&](const est::Plan& q, const char* release, const est::StackSwitches& s, const std::string& why) {
+      auto r = est::check_plan(fw(release), llama, q, &s);
+      BOOST_TEST_INFO(release << " ZeRO-" << q.zero << ": " << (r ? "accepted" : r.error()));
+      BOOST_TEST((!r.ok() && r.error().find(why) != std::string::npos));
+    };
+    refused(p, "megatron:0.11", st, "Megatron-FSDP, which comes with 0.12");
+    refused(p, "crius-train", st, "crius-train reduces whole gradients");
+    est::StackSwitches no_reduce = st;
+    no_reduce.overlap_grad_reduce = false, no_reduce.overlap_param_gather = false;
+    refused(p, "megatron:0.13", no_reduce, "always reduces gradients during the backward");
+    est::StackSwitches rem = st;
+    rem.master_param_remainders = true;
+    refused(p, "megatron:0.13", rem, "low bits with the distributed optimizer (ZeRO-1)");
+  }
+  // One DP rank shards nothing: any stage runs.
+  est::Plan one = llama_plan();
+  for (auto& s : one.stages) s.dp = 1;
+  one.zero = 3;
+  BOOST_TEST(est::check_plan(fw("megatron:0.8"), llama, one, &st).ok());
+  // --zero asks for a stage the framework has.
+  est::Request req;
+  req.model = llama;
+  req.global_batch = 64;
+  req.framework = fw("megatron:0.11");
+  req.pins.zero = 3;
+  BOOST_TEST(!est::validate_request(req).ok());
+  req.framework = fw("megatron:0.12");
+  BOOST_TEST(est::validate_request(req).ok());
+  req.pins.zero = 4;
+  BOOST_TEST(!est::validate_request(req).ok());
+}
+
 BOOST_AUTO_TEST_CASE(the_plan_and_the_model_dimensions_launched_are_the_estimates) {
   const est::Cluster c = load(top() + "/etc/crius/examples/dgx-h100.toml");
   const est::StackSwitches st = c.gpus.runtime(est::Runtime::megatron_core).stack;
@@ -337,7 +391,8 @@ BOOST_AUTO_TEST_CASE(the_plan_and_the_model_dimensions_launched_are_the_estimate
     BOOST_TEST(value(*a, "--micro-batch-size") == std::to_string(p.micro_batch_size));
     BOOST_TEST(value(*a, "--global-batch-size") == "256");
     BOOST_TEST(has(*a, "--sequence-parallel") == (p.sequence_parallel && p.stages[0].tp > 1));
-    BOOST_TEST(has(*a, "--use-distributed-optimizer") == (p.zero == 1));
+    BOOST_TEST(has(*a, "--use-distributed-optimizer") == (p.zero >= 1));
+    BOOST_TEST(has(*a, "--use-megatron-fsdp") == (p.zero >= 2));
     if (m.family == est::Family::moe) {
       BOOST_TEST(value(*a, "--num-experts") == std::to_string(m.experts));
       BOOST_TEST(value(*a, "--moe-router-topk") == std::to_string(m.top_k));
@@ -519,6 +574,16 @@ BOOST_AUTO_TEST_CASE(plans_torchtitan_cannot_run_as_estimated_are_named) {
   p.micro_batches = 1;
   p.micro_batch_size = 16;
   BOOST_TEST(est::check_plan(fw("torchtitan"), m, p, &st).ok());
+  // Resharding after forward (ZeRO-3) gathers and reduces in every micro-batch, as the plan says.
+  p.micro_batches = 16;
+  p.micro_batch_size = 1;
+  p.zero = 3;
+  BOOST_TEST(est::check_plan(fw("torchtitan"), m, p, &st).ok());
+  p.zero = 2;
+  refused(p, "it has no ZeRO-2", st);
+  p = titan_plan();
+  p.zero = 3;
+  refused(p, "pipeline schedules keep FSDP's gathered parameters", st);
   est::Model odd = m;
   odd.seq_len = 8188;  // not a multiple of 2 x TP 8: 0.2's parallelize.py asserts it
   BOOST_TEST(!est::check_plan(fw("torchtitan:0.2"), odd, titan_plan(), &st).ok());
@@ -619,6 +684,17 @@ BOOST_AUTO_TEST_CASE(torchtitan_gets_the_plan_the_switches_and_the_model) {
   BOOST_TEST(!has(*a, "--parallelism.fsdp_reshard_after_forward"));
   BOOST_TEST(value(*a, "--training.local_batch_size") == "2");
   BOOST_TEST(value(*a, "--training.global_batch_size") == "128");
+  // ZeRO-3: FSDP resharding after every forward, micro-batches accumulated by train.py.
+  est::Plan z3 = d;
+  z3.zero = 3;
+  z3.micro_batch_size = 1;
+  z3.micro_batches = 2;
+  auto f3 = crius::launcher::torchtitan_args(z3, m, st, fw("torchtitan"));
+  BOOST_REQUIRE(f3.ok());
+  BOOST_TEST(value(*f3, "--parallelism.data_parallel_shard_degree") == "64");
+  BOOST_TEST(value(*f3, "--parallelism.fsdp_reshard_after_forward") == "always");
+  BOOST_TEST(value(*f3, "--training.local_batch_size") == "1");
+  BOOST_TEST(value(*f3, "--training.global_batch_size") == "128");
   // A command that says otherwise, in either spelling tyro takes, is refused.
   BOOST_TEST(!crius::launcher::check_command({"-m", "torchtitan.train", "--parallelism.data-parallel-shard-degree", "8"}, *a).ok());
   BOOST_TEST(!crius::launcher::check_command({"--training.local_batch_size=4"}, *a).ok());
