@@ -34,6 +34,21 @@ echo
 echo "published H100 runs, megatron-core (estimate / published - 1):"
 "$bench" published "tests/data/estimator/h100-dgx.toml" "tests/data/estimator/h100-published.csv"
 echo
+# Published fully sharded runs (FSDP, ZeRO-3; tests/data/estimator/fsdp-published-*.csv), held out:
+# with the megatron-core profile each GPU type's default, and on A100 also with the megatron
+# profile its constants were fitted under.
+echo "published fully sharded (FSDP, ZeRO-3) runs, held out, megatron-core (estimate / published - 1):"
+echo "H100:"
+"$bench" published "tests/data/estimator/h100-dgx.toml" "tests/data/estimator/fsdp-published-h100.csv"
+echo "A100 80GB:"
+"$bench" published "tests/data/estimator/megatron-a100.toml" "tests/data/estimator/fsdp-published-a100.csv"
+echo "A100 80GB, profile megatron with the runs' fused attention and overlapped DP communication:"
+a100_megatron=$(mktemp)
+sed 's/,megatron-core,held-out,,/,megatron,held-out,fused_attention=on;overlap_grad_reduce=on;overlap_param_gather=on,/' \
+  "tests/data/estimator/fsdp-published-a100.csv" >"$a100_megatron"
+"$bench" published "tests/data/estimator/megatron-a100.toml" "$a100_megatron" | grep -E '^split '
+rm -f "$a100_megatron"
+echo
 # The same runs as the Megatron-LM jobs they were (crius(7), FRAMEWORKS): Megatron-LM of 2021-22
 # and Megatron-Core 0.8 split the layers evenly; the NeMo releases of the H100 runs are Megatron-Core
 # 0.8 to 0.13, so both ends of that range.

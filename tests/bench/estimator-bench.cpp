@@ -390,15 +390,15 @@ static int published(const std::string& cluster_path, const std::string& csv, co
   std::printf("%-13s %-15s %5s %6s %3s %6s %-14s %-9s %9s %9s %7s\n", "source", "model", "gpus", "stages", "tp", "batch",
               "schedule", "recompute", "published", "estimate", "error");
   for (const auto& [lineno, f] : *rows) {
-    if (f.size() != 12 && f.size() != 14 && f.size() != 15 && f.size() != 16)
-      return std::fprintf(stderr, "%s:%d: expected 12, 14, 15 or 16 fields\n", csv.c_str(), lineno), 2;
+    if (f.size() != 12 && f.size() != 14 && f.size() != 15 && f.size() != 16 && f.size() != 17)
+      return std::fprintf(stderr, "%s:%d: expected 12, 14, 15, 16 or 17 fields\n", csv.c_str(), lineno), 2;
     auto m = c->models.resolve(f[1]);
     if (!m) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, m.error().c_str()), 2;
     est::Request req;
     req.model = *m;
     req.framework = c->framework;
     // The run's own framework (a 16th field) where the command line names none.
-    if (framework.empty() && f.size() == 16 && !f[15].empty()) {
+    if (framework.empty() && f.size() >= 16 && !f[15].empty()) {
       auto fw = est::parse_framework(f[15]);
       if (!fw) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, fw.error().c_str()), 2;
       req.framework = *fw;
@@ -411,6 +411,7 @@ static int published(const std::string& cluster_path, const std::string& csv, co
       if (!f[7].empty()) req.pins.micro_batch_size = std::stoi(f[7]);
       nodes = std::stoi(f[2]), gpn = std::stoi(f[3]), stages = std::stoi(f[4]);
       pub = std::stod(f[11]);
+      if (f.size() == 17 && !f[16].empty()) req.pins.zero = std::stoi(f[16]);  // the run's ZeRO stage
     } catch (const std::exception&) {
       return std::fprintf(stderr, "%s:%d: a number field is not a number\n", csv.c_str(), lineno), 2;
     }
