@@ -199,7 +199,7 @@ Result<void> validate(const Plan& plan, const std::string& what) {
     return make_error(what + ": micro_batches must be 1..100000000");
   if (plan.micro_batch_size < 1 || plan.micro_batch_size > 100000000)
     return make_error(what + ": micro_batch_size must be 1..100000000");
-  if (plan.zero != 0 && plan.zero != 1) return make_error(what + ": zero must be 0 or 1");
+  if (plan.zero < 0 || plan.zero > 3) return make_error(what + ": zero must be 0, 1, 2 or 3");
   return {};
 }
 

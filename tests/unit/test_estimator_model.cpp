@@ -533,6 +533,13 @@ BOOST_AUTO_TEST_CASE(the_search_shards_parameters_only_where_nothing_less_fits) 
         BOOST_TEST(e.plan.zero == 3);
         BOOST_TEST(e.memory_gib <= e.gpu_memory_gib);
         BOOST_TEST(e.memory.params < 3.0);  // 70B x 2 bytes / 64 ranks
+        // A job's record carries the plan as text and costs it again the same.
+        auto back = est::plan_from_json_text(est::plan_text(e.plan), "plan");
+        BOOST_REQUIRE_MESSAGE(back.ok(), (back.ok() ? "" : back.error()));
+        BOOST_TEST(est::validate(*back, "plan").ok());
+        est::Estimate again = est::estimate_plan(req, cell, *back, c);
+        BOOST_REQUIRE_MESSAGE(again.feasible, again.why);
+        BOOST_TEST(again.iter_time_s == e.iter_time_s, tt::tolerance(1e-9));
       } else {
         BOOST_TEST(!e.feasible);
       }
