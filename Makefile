@@ -188,6 +188,7 @@ print-installed:
 	@echo $(crius_etcdir)/.shipped.sha256
 	@for m in $(MANPAGES); do s=$${m##*.}; echo $(mandir)/man$$s/$${m##*/}; done
 	@echo $(systemd_unitdir)/criusd.service
+	@echo $(SLURM_SYSCONFDIR)/plugstack.conf.d/crius.conf
 
 # slurmctld does not start while slurm.conf names a job_submit plugin it cannot load: uninstall
 # refuses until the site took crius out of JobSubmitPlugins (FORCE=1 uninstalls anyway).

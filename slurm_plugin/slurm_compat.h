@@ -78,14 +78,25 @@ inline const char* job_reason_name(uint32_t reason) {
 #endif
 
 // job_modify() is given slurmctld's job_record_t, whose header is not installed. Its first
-// fields are the same from 22.05 (src/slurmctld/slurmctld.h) through 24.11 and 25.05
+// fields are the same from 22.05 (src/slurmctld/slurmctld.h) through 25.05
 // (src/common/job_record.h): the magic cookie, then account, then admin_comment (where
-// job_submit_crius keeps the crius record). Nothing past them is read.
+// job_submit_crius keeps the crius record). 25.11 put the job's slurm_step_id_t (slurm/slurm.h)
+// before the magic cookie (src/common/job_record.h: "DO NOT REORDER THE STEP_ID"), and 26.05
+// kept it. Nothing past admin_comment is read.
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
+struct JobRecordHead {
+  slurm_step_id_t step_id;
+  std::uint32_t magic;
+  char* account;
+  char* admin_comment;
+};
+#else
 struct JobRecordHead {
   std::uint32_t magic;
   char* account;
   char* admin_comment;
 };
+#endif
 inline constexpr std::uint32_t kJobMagic = 0xf0b7392c;  // JOB_MAGIC, the same files
 
 // A job's AdminComment as job_modify reads it: `known` false when the record's head is not the

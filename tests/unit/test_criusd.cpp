@@ -6,7 +6,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <vector>
 #include <string>
@@ -1142,17 +1144,22 @@ BOOST_AUTO_TEST_CASE(rollback_clears_pins_and_moves) {
 }
 
 // job_modify reads the AdminComment from slurmctld's private job record only where its head is
-// the one crius knows (22.05 to 25.05); any other head (a later release that moved the fields)
-// reads as unknown, and job_modify then refuses users' Cell edits (fails closed).
+// the one crius knows for the Slurm it is built for (22.05 to 25.05: the magic first; 25.11 and
+// later: after the step id); any other head (a release that moved the fields) reads as unknown,
+// and job_modify then refuses users' Cell edits (fails closed).
 BOOST_AUTO_TEST_CASE(a_job_record_head_crius_does_not_know_reads_as_unknown) {
   char comment[] = "{\"crius\":3}";
-  slurm::compat::JobRecordHead known{slurm::compat::kJobMagic, nullptr, comment};
+  slurm::compat::JobRecordHead known{};
+  known.magic = slurm::compat::kJobMagic;
+  known.admin_comment = comment;
   auto read = slurm::compat::job_admin_comment(&known);
   BOOST_TEST(read.known);
   BOOST_TEST(read.text == comment);
-  // 25.11-like: another field first (a step id), the magic elsewhere
-  struct { std::uint32_t job_id, step_id; char* account; char* admin_comment; } moved{42, 0, nullptr, comment};
-  read = slurm::compat::job_admin_comment(&moved);
+  // the other layout: the magic where this release's head does not have it
+  const std::size_t here = offsetof(slurm::compat::JobRecordHead, magic);
+  alignas(8) unsigned char moved[64] = {};
+  std::memcpy(moved + (here == 0 ? 24 : 0), &slurm::compat::kJobMagic, sizeof slurm::compat::kJobMagic);
+  read = slurm::compat::job_admin_comment(moved);
   BOOST_TEST(!read.known);
   BOOST_TEST(read.text == nullptr);
   BOOST_TEST(!slurm::compat::job_admin_comment(nullptr).known);
