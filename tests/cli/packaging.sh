@@ -19,15 +19,23 @@ libdir=$(rpm --eval '%{_libdir}')
 for sysroot in "debian /usr/lib/x86_64-linux-gnu/slurm-wlm" "debian /usr/lib/x86_64-linux-gnu/slurm" "rpm $libdir/slurm"; do
   read -r kind plugindir <<<"$sysroot"
   make -s B="$B" print-installed prefix=/usr sysconfdir=/etc SLURM_SYSCONFDIR=/etc/slurm \
-    SLURM_PLUGINDIR="$plugindir" systemd_unitdir=/usr/lib/systemd/system | grep -v '/\.shipped\.sha256$' >"$work/installed"
+    SLURM_PLUGINDIR="$plugindir" systemd_unitdir=/usr/lib/systemd/system | grep '^/' | grep -v '/\.shipped\.sha256$' >"$work/installed"
   python3 - "$kind" "$work/installed" "$work/spec.parsed" <<'PY'
 import fnmatch, glob, os, re, sys
 kind, installed, parsed = sys.argv[1:]
 files = [l.strip() for l in open(installed) if l.strip()]
 entries = []  # (package, pattern)
 if kind == "debian":
+    # crius-launch-cuda (build profile pkg.crius.cuda) replaces crius-launch: the same man pages,
+    # its programs built with CUDA (debian/rules installs them)
+    launch = [l.split()[0] for l in open("debian/crius-launch.install") if l.strip()]
+    cuda = [l.split()[0] for l in open("debian/crius-launch-cuda.install") if l.strip()]
+    if sorted(cuda) != sorted(l for l in launch if not l.startswith("usr/bin/")):
+        sys.exit("FAIL: debian/crius-launch-cuda.install is not crius-launch's man pages")
     for path in sorted(glob.glob("debian/*.install")):
         pkg = os.path.basename(path)[:-len(".install")]
+        if pkg == "crius-launch-cuda":
+            continue
         for line in open(path):
             if not line.strip() or line.startswith("#"):
                 continue
