@@ -58,6 +58,16 @@ inline const char* job_reason_name(uint32_t reason) {
 #endif
 }
 
+// The job id slurm_submit_batch_job() answers: its own field until 25.05, the job's
+// slurm_step_id_t from 25.11 (slurm/slurm.h, submit_response_msg_t).
+inline std::uint32_t submitted_job_id(const submit_response_msg_t& response) {
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
+  return response.step_id.job_id;
+#else
+  return response.job_id;
+#endif
+}
+
 // Not a declaration but a behaviour: 24.11 reuses slurmctld's RPC threads and reads a stale
 // errno on some job updates; job_submit_crius.cpp's job_modify clears it (ClearErrno, why there).
 //

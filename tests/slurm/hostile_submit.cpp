@@ -22,6 +22,8 @@ extern "C" {
 #include <slurm/slurm_errno.h>
 }
 
+#include "slurm_plugin/slurm_compat.h"
+
 namespace {
 
 std::string unescape(const std::string& s) {
@@ -90,7 +92,7 @@ int main(int argc, char** argv) {
     int rc = slurm_submit_batch_job(&d, &resp);
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     int err = rc == SLURM_SUCCESS ? 0 : errno;  // libslurm sets errno (slurm_get_errno is gone in 24.11)
-    std::printf("rc=%d job=%u seconds=%.4f msg=%s%s\n", err, resp ? resp->job_id : 0, s,
+    std::printf("rc=%d job=%u seconds=%.4f msg=%s%s\n", err, resp ? crius::slurm::compat::submitted_job_id(*resp) : 0, s,
                 resp && resp->job_submit_user_msg ? escape(resp->job_submit_user_msg).c_str() : "",
                 err ? (" error=" + escape(slurm_strerror(err))).c_str() : "");
     std::fflush(stdout);
