@@ -76,7 +76,7 @@ plugin_lab_run a100:1x8 crius.toml "$TEST_TMP/inner.sh" || fail "lab run failed"
 #    PluginDir after refusing the lab's copy and loads the installed one: then it starts, and the
 #    refusal of the lab's copy is what shows.
 mkdir -p lab3
-installed=$(ls /usr/lib/*/slurm-wlm/job_submit_crius.so /usr/lib/slurm/job_submit_crius.so 2>/dev/null | head -n 1)
+installed=$(ls /usr/lib/*/slurm-wlm/job_submit_crius.so /usr/lib/*/slurm/job_submit_crius.so /usr/lib64/slurm/job_submit_crius.so /usr/lib/slurm/job_submit_crius.so 2>/dev/null | head -n 1)
 if "$TOP/scripts/crius-lab" run --dir "$TEST_TMP/lab3" --nodes a100:1x8 --plugins "$TEST_TMP/micro" \
   --job-submit crius --crius-conf crius.toml -- true >lab3.out 2>&1; then
   [ -n "$installed" ] || fail "slurmctld started with a job_submit plugin of another micro version"
