@@ -75,7 +75,9 @@ scontrol update nodename="$nodes" state=resume || fail "resume $nodes"
 ### 3. A reservation for another user: its node is not free to a crius job.
 block=$(sbatch --parsable -p a100 -N2 --gres=gpu:a100:8 -o /dev/null --wrap 'sleep 600') || fail "plain sbatch"
 wait_state "$block" RUNNING
-scontrol create reservation reservationname=other users=nobody nodes=v100-1 starttime=now duration=10 ||
+# (daemon, not nobody: from 25.11 Slurm reads the name "nobody" as SLURM_AUTH_NOBODY and refuses
+# it in a reservation, src/common/uid.c uid_from_string)
+scontrol create reservation reservationname=other users=daemon nodes=v100-1 starttime=now duration=10 ||
   fail "scontrol create reservation"
 rm -f "$report"  # job_submit would place by a report from before the reservation
 w=$(sbatch --parsable -o /dev/null "${crius[@]}" user/job.sh) || fail "sbatch"
