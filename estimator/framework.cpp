@@ -146,51 +146,52 @@ Result<void> check_request(const Framework& f, const Model& m, Runtime runtime) 
 
 Result<void> check_zero(const Framework& f, const Model& m, int zero, int dp, int stages, int micro_batches,
                         const StackSwitches* stack) {
-  const std::string z = "ZeRO-" + std::to_string(zero);
+  // Its messages are built only for a refusal: the search asks for every stage of every combination.
+  const auto z = [&] { return "ZeRO-" + std::to_string(zero); };
   if (f.kind == Framework::Kind::crius_train) {
-    if (zero > 1) return make_error("crius-train reduces whole gradients into whole parameters (ZeRO-0 or 1); the plan is " + z);
+    if (zero > 1) return make_error("crius-train reduces whole gradients into whole parameters (ZeRO-0 or 1); the plan is " + z());
     return {};
   }
-  const std::string who = framework_name(f);
+  const auto who = [&] { return framework_name(f); };
   const bool remainders = stack && stack->master_param_remainders && m.dtype == Dtype::bf16;
   if (f.kind == Framework::Kind::torchtitan) {
     if (dp < 2) return {};
     if (zero == 2)
-      return make_error(who + "'s FSDP shards parameters and gradients together (ZeRO-3) or neither until the step ends; "
+      return make_error(who() + "'s FSDP shards parameters and gradients together (ZeRO-3) or neither until the step ends; "
                               "it has no ZeRO-2");
     // train.py's gradient accumulation runs forward and backward per micro-batch with FSDP's (or
     // DDP's) reduction on; only the pipeline schedules hold it to the last micro-batch. FSDP
     // resharding after forward is ZeRO-3, which gathers and reduces in every micro-batch.
     if (stages == 1 && micro_batches > 1 && zero != 3)
-      return make_error(who + " reduces the gradients again in each of the " + std::to_string(micro_batches) +
-                        " micro-batches it accumulates without a pipeline (FSDP, ZeRO-3); the plan reduces them once per step (" + z + ")");
+      return make_error(who() + " reduces the gradients again in each of the " + std::to_string(micro_batches) +
+                        " micro-batches it accumulates without a pipeline (FSDP, ZeRO-3); the plan reduces them once per step (" + z() + ")");
     if (stages > 1 && zero > 1)
-      return make_error(who + "'s pipeline schedules keep FSDP's gathered parameters and unreduced gradients until the last "
-                              "micro-batch (ZeRO-1); the plan shards them (" + z + ")");
+      return make_error(who() + "'s pipeline schedules keep FSDP's gathered parameters and unreduced gradients until the last "
+                              "micro-batch (ZeRO-1); the plan shards them (" + z() + ")");
     if (stack && zero >= 1 && !stack->overlap_param_gather)
-      return make_error(who + " always prefetches the next layer's parameter all-gather (FSDP); the runtime profile turns "
+      return make_error(who() + " always prefetches the next layer's parameter all-gather (FSDP); the runtime profile turns "
                               "overlap_param_gather off (use megatron-core)");
     return {};
   }
   // The estimate keeps a bf16 model's fp32 master copy as its low 16 bits (master_param_remainders):
   // Megatron-Core's precision-aware optimizer, which shards the states (ZeRO-1).
   if (remainders && f.version >= kMegatronParamRemainders && zero != 1)
-    return make_error(who + " keeps only the master copy's low bits with the distributed optimizer (ZeRO-1)");
+    return make_error(who() + " keeps only the master copy's low bits with the distributed optimizer (ZeRO-1)");
   if (dp < 2) return {};
   if (zero > 1 && f.version < kMegatronFsdp)
-    return make_error(who + " shards gradients and parameters (" + z +
+    return make_error(who() + " shards gradients and parameters (" + z() +
                       ") with Megatron-FSDP, which comes with 0.12; before it, the distributed optimizer (ZeRO-1) is the most");
   if (!stack) return {};
   // Megatron-FSDP turns the overlaps on itself (arguments.py: optim_grads sets
   // overlap_grad_reduce, optim_grads_params both).
   if (zero >= 2 && !stack->overlap_grad_reduce)
-    return make_error(who + "'s FSDP (" + z + ") always reduces gradients during the backward; the runtime profile turns "
+    return make_error(who() + "'s FSDP (" + z() + ") always reduces gradients during the backward; the runtime profile turns "
                             "overlap_grad_reduce off");
   if (zero == 3 && !stack->overlap_param_gather)
-    return make_error(who + "'s FSDP (ZeRO-3) always prefetches the parameter all-gathers; the runtime profile turns "
+    return make_error(who() + "'s FSDP (ZeRO-3) always prefetches the parameter all-gathers; the runtime profile turns "
                             "overlap_param_gather off");
   if (stack->overlap_param_gather && zero == 1 && !stack->overlap_grad_reduce)
-    return make_error(who + " overlaps the parameter all-gather only with the gradient reduction overlapped too");
+    return make_error(who() + " overlaps the parameter all-gather only with the gradient reduction overlapped too");
   return {};
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <span>
 #include <sstream>
 
 #include "common/util.h"
@@ -549,8 +550,9 @@ void run_search(Ctx& x, SearchState& st) {
           // plan of the combo fits (brute force: every stage the framework has).
           const bool overlapped = x.c.stack.overlap_grad_reduce || x.c.stack.overlap_param_gather;
           if (k.m != has_m) has = zero_stages(x.req.framework, x.model, x.S, k.m, &x.c.stack), has_m = k.m;
+          static constexpr int kEveryStage[] = {1, 0, 2, 3}, kShardedStages[] = {1, 2, 3};
           std::vector<int> zeros;
-          for (int z : x.brute || overlapped ? std::vector<int>{1, 0, 2, 3} : std::vector<int>{1, 2, 3})
+          for (int z : x.brute || overlapped ? std::span<const int>(kEveryStage) : std::span<const int>(kShardedStages))
             if (std::find(has.begin(), has.end(), z) != has.end()) zeros.push_back(z);
           if (p.zero) zeros = {*p.zero};
           // Alpa plans keep every optimizer state on each DP rank. Alpa itself shards them (the
