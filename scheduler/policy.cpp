@@ -40,6 +40,25 @@ double restart_cost(const PolicyOptions& o, bool cell_policy, int gpus) {
   return std::min(cap, per_gpu * std::max(1, gpus));
 }
 
+Result<CriusMechanisms> crius_without(const std::string& list) {
+  CriusMechanisms m;
+  const std::pair<const char*, bool CriusMechanisms::*> names[] = {
+      {"search", &CriusMechanisms::search},       {"scaling", &CriusMechanisms::scaling},
+      {"type-change", &CriusMechanisms::type_change}, {"migration", &CriusMechanisms::migration},
+      {"opportunistic", &CriusMechanisms::opportunistic}, {"upgrade", &CriusMechanisms::upgrade}};
+  if (list.empty()) return m;
+  for (size_t from = 0, comma = 0; comma != std::string::npos; from = comma + 1) {
+    comma = list.find(',', from);
+    const std::string_view name = std::string_view(list).substr(from, comma - from);
+    auto at = std::find_if(std::begin(names), std::end(names), [&](const auto& n) { return name == n.first; });
+    if (at == std::end(names))
+      return make_error("unknown crius mechanism '" + std::string(name) +
+                        "' (known: search, scaling, type-change, migration, opportunistic, upgrade)");
+    m.*(at->second) = false;
+  }
+  return m;
+}
+
 bool may_change(const Job& j, const PolicyOptions& o, double now) {
   if (o.min_runtime_s > 0 && j.last_start >= 0 && now - j.last_start < o.min_runtime_s) return false;
   if (o.max_moves_per_job < 0) return true;

@@ -31,6 +31,24 @@ namespace crius::scheduler {
 // start and the work since the checkpoint), for every policy.
 enum class RestartModel { flat, paper, live };
 
+// The crius policy's mechanisms, each of which can be turned off for an ablation
+// (crius-sim --crius-without; the Crius paper's crius-ns, -nh and -no are scaling, type_change
+// and opportunistic).
+struct CriusMechanisms {
+  bool search = true;         // a job that fits poorly searches a change of running jobs
+  bool scaling = true;        // searches shrink running jobs, upgrades double them
+  bool type_change = true;    // searches and upgrades move running jobs to another GPU type
+  bool migration = true;      // searches migrate a running job on its type to make room
+  bool opportunistic = true;  // jobs behind a blocked queue head start
+  bool upgrade = true;        // with nobody waiting, running jobs grow or change type
+  // Running jobs one search may shrink, one after another, where no single change makes room.
+  int search_depth = 1;
+  int search_fits = 8;   // poor fits searched per round
+  int search_jobs = 16;  // running jobs (the largest) one search tries
+};
+// "search,scaling,...": the mechanisms named turned off (an empty list: none).
+Result<CriusMechanisms> crius_without(const std::string& list);
+
 struct PolicyOptions {
   double interval_s = 300;       // round length
   double restart_cost_s = 60;    // lost time of a job that is moved, resized or resumed (flat, live)
@@ -48,6 +66,7 @@ struct PolicyOptions {
   uint64_t seed = 1;             // tie breaking
   double solver_time_limit_s = 10;  // gavel/sia: GLPK time limit per round (a safety net)
   int max_gpus = 0;              // crius: the largest allocation of one job (0 = no bound; the site's)
+  CriusMechanisms crius;
   // Running jobs preempted, moved or resized per round, in queue order (-1 = no bound);
   // the starts that needed the dropped moves wait. criusd's max_moves_per_round.
   int max_moves_per_round = -1;

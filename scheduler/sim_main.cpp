@@ -119,6 +119,22 @@ int main(int argc, char** argv) {
   app.add_option("--max-gpus", popt.max_gpus,
                  "crius: the largest allocation of one job, as [job_submit] max_gpus bounds criusd (0 = none)")
       ->check(CLI::Range(0, 1000000));
+  std::string crius_without;
+  app.add_option("--crius-without", crius_without,
+                 "crius: mechanisms turned off for an ablation, comma-separated: search, scaling, type-change, "
+                 "migration, opportunistic, upgrade");
+  int search_depth = popt.crius.search_depth;
+  app.add_option("--search-depth", search_depth,
+                 "crius: running jobs one search may shrink, one after another, to admit a waiting job (" +
+                     std::to_string(popt.crius.search_depth) + ")")
+      ->check(CLI::Range(1, 64));
+  int search_fits = popt.crius.search_fits, search_jobs = popt.crius.search_jobs;
+  app.add_option("--search-fits", search_fits,
+                 "crius: jobs that fit poorly searched per round (" + std::to_string(search_fits) + ")")
+      ->check(CLI::Range(0, 100000));
+  app.add_option("--search-jobs", search_jobs,
+                 "crius: running jobs, the largest, one search tries (" + std::to_string(search_jobs) + ")")
+      ->check(CLI::Range(1, 100000));
   app.add_option("--max-moves-per-round", popt.max_moves_per_round,
                  "running jobs preempted, moved or resized per round, for every policy, as criusd's "
                  "max_moves_per_round (-1 = none, the default)")
@@ -159,6 +175,14 @@ int main(int argc, char** argv) {
     return fail(kExitUsage, e.what());
   }
 
+  if (auto m = cs::crius_without(crius_without)) {
+    popt.crius = *m;
+    popt.crius.search_depth = search_depth;
+    popt.crius.search_fits = search_fits;
+    popt.crius.search_jobs = search_jobs;
+  } else {
+    return fail(kExitUsage, "--crius-without: " + m.error());
+  }
   if (!(popt.interval_s >= 1 && popt.interval_s <= 86400))
     return fail(kExitUsage, "--interval must be 1 to 86400 seconds, got " + crius::util::fmt(popt.interval_s));
   if (!(iter_scale >= 1e-6 && iter_scale <= 1e6))

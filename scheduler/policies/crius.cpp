@@ -119,6 +119,10 @@ class Round {
   double speed(size_t i, const Cell& s) const { return decision_speed(m_ctx, job(i), s, false); }
   Class& job_class(size_t i);
   double ref(size_t i) { return job_class(i).ref; }
+  // The share of its remaining work job i does per second on `a`.
+  double rate(size_t i, const Allocation& a) const {
+    return a.empty() ? 0 : std::max(0.0, speed(i, a.shape)) / std::max(1.0, job(i).remaining());
+  }
   double score(size_t i, const Allocation& a) {
     return a.empty() ? 0 : std::max(0.0, speed(i, a.shape)) / ref(i);
   }
@@ -159,6 +163,7 @@ class Round {
   void rescue_deadline(size_t i);
   bool fit(size_t i, bool& searched);
   bool search(size_t i, const Cands& cands, double floor);
+  bool search_shrinks(size_t i, const Cands& cands);
   // The blocked queue head i takes GPUs back from opportunistic jobs, latest first, until
   // `place` (on m_free) gives it an allocation.
   bool preempt_for_head(size_t i, const std::function<std::optional<Allocation>()>& place);
@@ -351,8 +356,8 @@ bool Round::search(size_t i, const Cands& cands, double floor) {
   std::vector<size_t> running;
   for (size_t k = 0; k < m_targets.size(); ++k)
     if (k != i && !m_targets[k].alloc.empty() && job(k).kind != JobKind::plain) running.push_back(k);
-  // The kSearchJobs largest, in queue order among equals.
-  const size_t tried = std::min(running.size(), static_cast<size_t>(CriusPolicy::kSearchJobs));
+  // The search_jobs largest, in queue order among equals.
+  const size_t tried = std::min(running.size(), static_cast<size_t>(m_opt.crius.search_jobs));
   std::partial_sort(running.begin(), running.begin() + static_cast<std::ptrdiff_t>(tried), running.end(),
                     [&](size_t a, size_t b) {
                       const int ga = m_targets[a].alloc.shape.gpus(), gb = m_targets[b].alloc.shape.gpus();
@@ -396,22 +401,24 @@ bool Round::search(size_t i, const Cands& cands, double floor) {
   for (size_t k : running) {
     Allocation old = m_targets[k].alloc;
     m_free.give(old);
-    if (old.shape.gpus() >= 2)
+    const CriusMechanisms& use = m_opt.crius;
+    if (use.scaling && old.shape.gpus() >= 2)
       if (auto a = place_on(k, old.shape.gpu, old.shape.gpus() / 2))
         consider(k, old, *a, false, "shrink");
     for (const std::string& gpu : m_ctx.gpu_types())
-      if (gpu != old.shape.gpu)
+      if (use.type_change && gpu != old.shape.gpu)
         if (auto a = place_on(k, gpu, old.shape.gpus())) consider(k, old, *a, false, "change type");
     // Migrate on the same type: the new job takes its best fit first.
-    if (auto mine = pick_fit(cands)) {
-      m_free.take(*mine);
-      auto a = place_on(k, old.shape.gpu, old.shape.gpus());
-      m_free.give(*mine);
-      if (a && !(*a == old)) consider(k, old, *a, true, "migrate");
-    }
+    if (use.migration)
+      if (auto mine = pick_fit(cands)) {
+        m_free.take(*mine);
+        auto a = place_on(k, old.shape.gpu, old.shape.gpus());
+        m_free.give(*mine);
+        if (a && !(*a == old)) consider(k, old, *a, true, "migrate");
+      }
     m_free.take(old);
   }
-  if (!best_other) return false;
+  if (!best_other) return m_opt.crius.scaling && m_opt.crius.search_depth > 1 && search_shrinks(i, cands);
   auto [k, moved] = *best_other;
   m_free.give(m_targets[k].alloc);
   m_free.take(moved);
@@ -419,6 +426,70 @@ bool Round::search(size_t i, const Cands& cands, double floor) {
   m_free.take(*best_mine);
   set(i, *best_mine, "fit after " + best_why + " of job " + job(k).name);
   return true;
+}
+
+// The multi-step search (the Crius artifact's downgrade search, greedy): where no one change
+// makes room, running jobs shrink to half their GPUs one after another until the job fits, at
+// most search_depth of them. Gains here are shares of each job's remaining work done per
+// second (speed / iterations left), which a shrink of a job near its end costs the most of:
+// the cheapest shrink per GPU freed goes first, and the plan stands only where the job's
+// share gains more than the shrunk jobs' lose, their restarts included.
+bool Round::search_shrinks(size_t i, const Cands& cands) {
+  struct Step {
+    size_t k;
+    Allocation old;
+  };
+  std::vector<Step> steps;
+  std::vector<char> changed(m_targets.size(), 0);
+  double loss = 0;
+  const auto now = pick_fit(cands);
+  const double floor_rate = now ? rate(i, *now) : 0;
+  auto undo = [&] {
+    for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+      m_free.give(m_targets[it->k].alloc);
+      m_free.take(it->old);
+      m_targets[it->k].alloc = it->old;
+    }
+  };
+  for (int depth = 0; depth < m_opt.crius.search_depth; ++depth) {
+    std::optional<std::pair<size_t, Allocation>> best;
+    double best_cost = 0, best_loss = 0;
+    for (size_t k = 0; k < m_targets.size(); ++k) {
+      const Allocation& old = m_targets[k].alloc;
+      if (k == i || changed[k] || old.empty() || job(k).kind == JobKind::plain || old.shape.gpus() < 2) continue;
+      m_free.give(old);
+      auto a = place_on(k, old.shape.gpu, old.shape.gpus() / 2);
+      m_free.take(old);
+      if (!a) continue;
+      if (has_deadline(k) && finishes_by_deadline(k, old.shape, false) && !finishes_by_deadline(k, a->shape, true))
+        continue;
+      const double l = rate(k, old) - rate(k, *a) + rate(k, *a) * restart_s(*a) / m_opt.interval_s;
+      const double cost = l / (old.shape.gpus() - a->shape.gpus());
+      if (!best || cost < best_cost) best = {k, *a}, best_cost = cost, best_loss = l;
+    }
+    if (!best) break;
+    auto [k, a] = *best;
+    steps.push_back({k, m_targets[k].alloc});
+    changed[k] = 1;
+    m_free.give(m_targets[k].alloc);
+    m_free.take(a);
+    m_targets[k].alloc = a;
+    loss += best_loss;
+    if (auto mine = pick_fit(cands)) {
+      if (rate(i, *mine) - loss <= floor_rate + 1e-12) break;
+      std::vector<Step> done = steps;
+      for (const Step& st : done) {
+        Allocation now = m_targets[st.k].alloc;
+        m_targets[st.k].alloc = st.old;
+        set(st.k, now, "shrink to make room for job " + job(i).name);
+      }
+      m_free.take(*mine);
+      set(i, *mine, "fit after " + std::to_string(done.size()) + " shrinks");
+      return true;
+    }
+  }
+  undo();
+  return false;
 }
 
 bool Round::preempt_for_head(size_t i, const std::function<std::optional<Allocation>()>& place) {
@@ -494,7 +565,7 @@ bool Round::fit(size_t i, bool& searched) {
     set(i, *now, "fit");
     return true;
   }
-  if (!searched) {
+  if (!searched && m_opt.crius.search) {
     searched = true;
     if (search(i, cands, now_score)) return true;
   }
@@ -575,6 +646,7 @@ void Round::upgrade() {
       for (int doubled : {0, 1}) {
         const int c = doubled ? 2 * old.shape.gpus() : old.shape.gpus();
         if ((types[t] == old.shape.gpu && !doubled) || (cap > 0 && c > cap)) continue;
+        if ((doubled && !m_opt.crius.scaling) || (types[t] != old.shape.gpu && !m_opt.crius.type_change)) continue;
         const double s_max = shapes(i, t, c).fastest;
         if (s_max <= 0 || s_max < (doubled ? CriusPolicy::kDoubleGain : 1.05) * s_old) continue;
         const double cost = restart_cost(m_opt, true, c);
@@ -680,7 +752,8 @@ std::vector<Target> Round::run() {
       if (!hold_for_plain(i, !blocked)) blocked = true;
       continue;
     }
-    bool searched = searches >= CriusPolicy::kSearchFits;
+    if (blocked && !m_opt.crius.opportunistic) continue;
+    bool searched = searches >= m_opt.crius.search_fits;
     bool was_searched = searched;
     bool placed = fit(i, searched);
     if (searched && !was_searched) ++searches;
@@ -697,7 +770,7 @@ std::vector<Target> Round::run() {
     if (placed && blocked) m_targets[i].opportunistic = true;
     if (!placed) blocked = true;
   }
-  if (!blocked) upgrade();
+  if (!blocked && m_opt.crius.upgrade) upgrade();
   return std::move(m_targets);
 }
 

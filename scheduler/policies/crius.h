@@ -8,7 +8,8 @@
 //     submitted gets this step alone (arrive: job_submit's);
 //  2. when that fit is poor (below kWellFit of its ideal Cell), a bounded search
 //     over shrinking one running job, moving one to another GPU type, or
-//     migrating one to defragment; the plan of the largest total gain wins;
+//     migrating one to defragment; the plan of the largest total gain wins (where
+//     none makes room, optionally several shrinks: PolicyOptions::crius.search_depth);
 //  3. a job behind a blocked queue head starts "opportunistically" and the
 //     blocked head may preempt opportunistic jobs; a pending plain job (the resource
 //     manager's, on its request) is in the queue too: the GPUs it starts on are held for
@@ -33,8 +34,6 @@ class CriusPolicy final : public Policy {
  public:
   static constexpr int kMaxScale = 4;         // Cells of up to 4x the requested GPUs (as sia)
   static constexpr double kWellFit = 0.8;     // of the job's ideal normalised speed
-  static constexpr int kSearchJobs = 16;      // running jobs tried per poor fit
-  static constexpr int kSearchFits = 8;       // poor fits searched per round
   static constexpr double kDoubleGain = 1.2;  // min speed-up for doubling GPUs
   // Upgrade options evaluated per round, at most: a round of the paper's philly trace needs
   // at most 2,155; it ends the upgrade pass on the largest clusters (10,000 jobs on 65,536 GPUs).

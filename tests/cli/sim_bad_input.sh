@@ -35,6 +35,12 @@ expect 2 "bad-header.csv:1: header lacks column 'num_iteration'" -- \
 printf '%s\nj1,0,10,moe__690m,100,256,2,a10\n' "$header" >bad-model.csv
 expect 2 "job j1: .*moe__690m.*moe__690M" -- crius-sim --trace bad-model.csv --cluster "$cluster"
 
+printf '%s\nj1,0,10,moe__690M,100,256,2,a10\n' "$header" >one.csv
+expect 2 "^crius-sim: --crius-without: unknown crius mechanism 'teleport' \(known: search, " -- \
+  crius-sim --trace one.csv --cluster "$cluster" --crius-without search,teleport
+expect 2 "--search-depth: Value 0 not in range 1 to 64" -- \
+  crius-sim --trace one.csv --cluster "$cluster" --search-depth 0
+
 printf '%s\nj1,0,10,moe__690M,100,256,2,k40m\n' "$header" >bad-gpu.csv
 expect 2 "job j1: unknown GPU type 'k40m'" -- crius-sim --trace bad-gpu.csv --cluster "$cluster"
 

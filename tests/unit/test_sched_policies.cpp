@@ -98,6 +98,60 @@ BOOST_AUTO_TEST_CASE(crius_t1_changes_type_and_shrinks) {
   BOOST_TEST(r.result.jobs[2].alloc.shape.gpu == "");  // released when finished
 }
 
+// One node of 4 x GPUs: j0 and j1 (model a) run on 1x2 each from t = 0; j2 (model b, 1x2 x
+// only) comes at t = 300. No single change makes room: halving one frees one GPU.
+std::vector<cs::Job> trace_two_shrinks(double left_iterations, double j2_iterations) {
+  return {job(0, "a", "x", 2, 60 + left_iterations), job(1, "a", "x", 2, 60 + left_iterations),
+          job(2, "b", "x", 2, j2_iterations, 300)};
+}
+cs::ClusterState one_node_of_four() { return cs::ClusterState::from_partitions({cs::Partition{"x", "x", 1, 4}}); }
+
+BOOST_AUTO_TEST_CASE(crius_multi_step_search_shrinks_several_jobs_to_admit_one) {
+  cs::PolicyOptions o = throughput();
+  // The paper's one change: j2 waits until j0 and j1 end (60 + 1000 iterations at 5 s).
+  Run one = simulate("crius", trace_two_shrinks(1000, 10), one_node_of_four(), 1, {}, 0, o);
+  BOOST_TEST(one.violations.empty());
+  BOOST_TEST(one.result.jobs[2].first_start > 300);
+  // Two shrinks: j0 and j1 to 1 GPU each, j2 starts at once on 1x2. Its share of its 10
+  // iterations per second (0.1) far outweighs what j0 and j1 lose of their 1,000 left.
+  o.crius.search_depth = 2;
+  Run two = simulate("crius", trace_two_shrinks(1000, 10), one_node_of_four(), 1, {}, 0, o);
+  BOOST_TEST(two.violations.empty());
+  BOOST_TEST(two.result.jobs[2].first_start == 300);
+  BOOST_TEST(two.result.jobs[0].reconfigurations >= 1);
+  BOOST_TEST(two.result.jobs[1].reconfigurations >= 1);
+  // Not at any cost: with 10 iterations left each, j0 and j1 would lose more of theirs than
+  // j2, 10,000 iterations long, gains of its own; it waits the 50 s they need.
+  Run near_end = simulate("crius", trace_two_shrinks(10, 10000), one_node_of_four(), 1, {}, 0, o);
+  BOOST_TEST(near_end.violations.empty());
+  BOOST_TEST(near_end.result.jobs[2].first_start > 300);
+  BOOST_TEST(near_end.result.jobs[0].reconfigurations == 0);
+  // Without scaling, no search shrinks anyone.
+  o.crius = *cs::crius_without("scaling");
+  o.crius.search_depth = 2;
+  Run fixed = simulate("crius", trace_two_shrinks(1000, 10), one_node_of_four(), 1, {}, 0, o);
+  BOOST_TEST(fixed.result.jobs[2].first_start > 300);
+}
+
+BOOST_AUTO_TEST_CASE(crius_without_names_each_mechanism) {
+  auto all = cs::crius_without("");
+  BOOST_REQUIRE(all);
+  BOOST_TEST((all->search && all->scaling && all->type_change && all->migration && all->opportunistic && all->upgrade));
+  auto some = cs::crius_without("search,opportunistic");
+  BOOST_REQUIRE(some);
+  BOOST_TEST((!some->search && !some->opportunistic && some->scaling && some->upgrade));
+  auto bad = cs::crius_without("search,teleport");
+  BOOST_REQUIRE(!bad);
+  BOOST_TEST(bad.error().find("'teleport'") != std::string::npos);
+  BOOST_TEST(!cs::crius_without("search,"));  // an empty name is no mechanism either
+  // Without the search, T1's j2 waits for GPUs instead of shrinking j0 (crius_t1 above).
+  cs::PolicyOptions o = throughput();
+  o.crius = *cs::crius_without("search");
+  Run r = simulate("crius", trace_t1(), cluster(), 1, {}, 0, o);
+  BOOST_TEST(r.violations.empty());
+  BOOST_TEST(r.result.jobs[2].first_start > 0);
+}
+
 BOOST_AUTO_TEST_CASE(crius_adaptive_grows_a_job_only_while_no_other_waits) {
   // Model a scales linearly on x (0.8 samples/s per GPU on 1, 2 or 4 GPUs). Alone, a job asking
   // for 1 x GPU gets the fastest Cell within 4x: 2 x 2 x (2.5 s/it). With a second job waiting
