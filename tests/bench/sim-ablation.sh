@@ -46,18 +46,19 @@ for t in ${SIM_TRACES:-testbed venus pai philly}; do
     done
   done
 done
-python3 - "$seeds" ./*.csv <<'PY'
+names=("${variants[@]%%:*}")
+python3 - "$seeds" "${names[*]} sia" ./*.csv <<'PY'
 import collections, csv, statistics, sys
 seeds = int(sys.argv[1])
+order = sys.argv[2].split()
 runs = collections.defaultdict(dict)  # (trace, restart) -> name -> seed -> {job: row}
-for f in sys.argv[2:]:
+for f in sys.argv[3:]:
     t, restart, seed, name = f[2:-4].split(".", 3)
     runs[(t, restart)].setdefault(name, {})[seed] = {r["job_id"]: r for r in csv.DictReader(open(f))}
 for (t, restart), by in sorted(runs.items()):
     print(f"--- {t}, {restart} restart: mean JCT (s) over {seeds} seeds, jobs over 3x their fcfs JCT")
-    for name, per_seed in by.items():
-        if name == "fcfs":
-            continue
+    for name in order:
+        per_seed = by[name]
         means, over = [], 0
         for seed, jobs in per_seed.items():
             fcfs = by["fcfs"][seed]
