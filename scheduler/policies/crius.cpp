@@ -433,7 +433,7 @@ bool Round::search(size_t i, const Cands& cands, double floor) {
 // most search_depth of them. Gains here are shares of each job's remaining work done per
 // second (speed / iterations left), which a shrink of a job near its end costs the most of:
 // the cheapest shrink per GPU freed goes first, and the plan stands only where the job's
-// share gains more than the shrunk jobs' lose, their restarts included.
+// share gains more than the shrunk jobs' lose, the running ones' restarts included.
 bool Round::search_shrinks(size_t i, const Cands& cands) {
   struct Step {
     size_t k;
@@ -463,7 +463,8 @@ bool Round::search_shrinks(size_t i, const Cands& cands) {
       if (!a) continue;
       if (has_deadline(k) && finishes_by_deadline(k, old.shape, false) && !finishes_by_deadline(k, a->shape, true))
         continue;
-      const double l = rate(k, old) - rate(k, *a) + rate(k, *a) * restart_s(*a) / m_opt.interval_s;
+      const double restart = job(k).state == JobState::running ? rate(k, *a) * restart_s(*a) / m_opt.interval_s : 0;
+      const double l = rate(k, old) - rate(k, *a) + restart;
       const double cost = l / (old.shape.gpus() - a->shape.gpus());
       if (!best || cost < best_cost) best = {k, *a}, best_cost = cost, best_loss = l;
     }
@@ -479,9 +480,9 @@ bool Round::search_shrinks(size_t i, const Cands& cands) {
       if (rate(i, *mine) - loss <= floor_rate + 1e-12) break;
       std::vector<Step> done = steps;
       for (const Step& st : done) {
-        Allocation now = m_targets[st.k].alloc;
+        Allocation shrunk = m_targets[st.k].alloc;
         m_targets[st.k].alloc = st.old;
-        set(st.k, now, "shrink to make room for job " + job(i).name);
+        set(st.k, shrunk, "shrink to make room for job " + job(i).name);
       }
       m_free.take(*mine);
       set(i, *mine, "fit after " + std::to_string(done.size()) + " shrinks");
