@@ -51,9 +51,11 @@ Result<CriusMechanisms> crius_without(const std::string& list) {
     comma = list.find(',', from);
     const std::string_view name = std::string_view(list).substr(from, comma - from);
     auto at = std::find_if(std::begin(names), std::end(names), [&](const auto& n) { return name == n.first; });
-    if (at == std::end(names))
-      return make_error("unknown crius mechanism '" + std::string(name) +
-                        "' (known: search, scaling, type-change, migration, opportunistic, upgrade)");
+    if (at == std::end(names)) {
+      std::string known;
+      for (const auto& n : names) known += (known.empty() ? "" : ", ") + std::string(n.first);
+      return make_error("unknown crius mechanism '" + std::string(name) + "' (known: " + known + ")");
+    }
     m.*(at->second) = false;
   }
   return m;

@@ -112,8 +112,8 @@ cat move.err
 for _ in $(seq 150); do sacct -n -D -X -j "$w" -P -o State,Partition | grep -qx 'RUNNING|a100' && break; sleep 0.2; done
 sacct -D -X -j "$w" -P -o JobID,Partition,State,AllocTRES | tee runs.txt
 # loop.sh ends on the checkpoint signal, so criusd requeues a job that has already completed.
-# Slurm logged that run again as REQUEUED until 25.11.3 (commit 72918a141c, ticket 24379: "On
-# requeue, don't complete jobs that are already complete"); from then it stays COMPLETED.
+# Before 25.11.3 Slurm logged that run again as REQUEUED; from 25.11.3 it stays COMPLETED
+# (commit 72918a141c, ticket 24379: "On requeue, don't complete jobs that are already complete").
 first=REQUEUED
 v=$(sinfo -V | awk '{print $2}')
 if printf '25.11.3\n%s\n' "$v" | sort -C -V; then first=COMPLETED; fi
