@@ -38,7 +38,8 @@ expect 2 "job j1: .*moe__690m.*moe__690M" -- crius-sim --trace bad-model.csv --c
 printf '%s\nj1,0,10,moe__690M,100,256,2,a10\n' "$header" >one.csv
 expect 2 "^crius-sim: --crius-without: unknown crius mechanism 'teleport' \(known: search, " -- \
   crius-sim --trace one.csv --cluster "$cluster" --crius-without search,teleport
-expect 2 "--search-depth: Value 0 not in range 1 to 64" -- \
+# CLI11 words the range "1 to 64" (Debian 12) or "[1 - 64]" (Debian 13).
+expect 2 "--search-depth: Value 0 not in range (1 to 64|\\[1 - 64\\])" -- \
   crius-sim --trace one.csv --cluster "$cluster" --search-depth 0
 
 printf '%s\nj1,0,10,moe__690M,100,256,2,k40m\n' "$header" >bad-gpu.csv
