@@ -85,16 +85,18 @@ std::vector<Cell> usable_cells(const Request& req, const Cluster& cluster, const
   std::vector<int> dps;  // data-parallel degrees that split the batch, ascending
   for (int dp : divisors(req.global_batch))
     if (!micro_batch_sizes(req, dp).empty()) dps.push_back(dp);
+  const StackSwitches stack = cluster.gpus.runtime(req.runtime).stack;
+  const std::vector<int> cps = context_parallel_sizes(req.framework, req.model, &stack);
   for (const auto& p : cluster.partitions) {
     if (f.partition && *f.partition != p.name) continue;
     if (f.gpu && *f.gpu != p.gpu) continue;
     const std::size_t first = out.size();
-    auto add = [&](int n, int g, int s, int t) {
+    auto add = [&](int n, int g, int s, int t, int c) {
       if ((f.nodes && *f.nodes != n) || (f.gpus_per_node && *f.gpus_per_node != g) || (f.stages && *f.stages != s) ||
           (f.max_gpus && static_cast<long long>(n) * g > *f.max_gpus))
         return;
       const long long gps = static_cast<long long>(n) * g / s;
-      if (tp_allowed(req, d, p, g, static_cast<int>(gps), t) && stages_allowed(req.framework, layers, s))
+      if (tp_allowed(req, d, p, g, static_cast<int>(gps), t, c) && stages_allowed(req.framework, layers, s))
         out.push_back(Cell{p.name, p.gpu, n, g, s});
     };
     bool out_of_work = false;
@@ -107,23 +109,28 @@ std::vector<Cell> usable_cells(const Request& req, const Cluster& cluster, const
         if (s > smax) break;
         const long long gps = static_cast<long long>(n) * g / s;
         for (int t : divisors(gps))
-          if (std::binary_search(dps.begin(), dps.end(), gps / t)) add(n, g, s, t);
+          for (int c : cps)
+            if (gps % (static_cast<long long>(t) * c) == 0 && std::binary_search(dps.begin(), dps.end(), gps / t / c))
+              add(n, g, s, t, c);
       }
     } else {
-      // GPUs = stages x TP x DP: walk those three (not the node counts), keep the products that are
-      // a divisor of a node or whole nodes of the partition.
+      // GPUs = stages x TP x CP x DP: walk those four (not the node counts), keep the products that
+      // are a divisor of a node or whole nodes of the partition.
       long long most = static_cast<long long>(p.nodes) * p.gpus_per_node;
       if (f.max_gpus) most = std::min<long long>(most, *f.max_gpus);
       const int gpn = p.gpus_per_node;
       for (int s = 1; s <= smax && s <= most && !out_of_work; ++s)
         for (int t : divisors(gpn))
-          for (int dp : dps) {
-            const long long G = static_cast<long long>(s) * t * dp;
-            const std::size_t listed = out.size();
-            if (G > most || (out_of_work = spend(1))) break;
-            if (G <= gpn && gpn % G == 0) add(1, static_cast<int>(G), s, t);
-            else if (G % gpn == 0 && G > gpn) add(static_cast<int>(G / gpn), gpn, s, t);
-            if (out.size() > listed && (out_of_work = spend(kCellVisits))) break;
+          for (int c : cps) {
+            if (out_of_work) break;
+            for (int dp : dps) {
+              const long long G = static_cast<long long>(s) * t * c * dp;
+              const std::size_t listed = out.size();
+              if (G > most || (out_of_work = spend(1))) break;
+              if (G <= gpn && gpn % G == 0) add(1, static_cast<int>(G), s, t, c);
+              else if (G % gpn == 0 && G > gpn) add(static_cast<int>(G / gpn), gpn, s, t, c);
+              if (out.size() > listed && (out_of_work = spend(kCellVisits))) break;
+            }
           }
     }
     // The order of enumerate_cells: shapes by node count then GPUs per node, stages ascending.

@@ -74,6 +74,7 @@ static LayerKind transformer_layer(const Model& m, bool moe) {
     L.a2a_count = 2;  // dispatch and combine
   }
   L.out_bytes = s * h * db;
+  L.kv_bytes = 2 * s * h * kv / a * db;
   return L;
 }
 
@@ -253,7 +254,10 @@ static double gemm_time(const Ctx& x, double flops, double calls) {
 
 LayerCost layer_cost(const Ctx& x, const Combo& k, const LayerKind& L, bool is_head) {
   LayerCost r;
-  const double b = k.mbs, t = k.tp;
+  // Every per-sample figure of a layer grows with its tokens, of which context parallelism gives
+  // each rank 1/cp (the attention too: its share of the queries against every key, balanced over
+  // the causal mask by Megatron-Core's two chunks per rank).
+  const double b = static_cast<double>(k.mbs) / k.cp, t = k.tp;
   const double rep_div = k.sp ? t : 1.0;
   const double bw = x.gpu.memory_bw_gbs * 1e9 * x.c.memory_efficiency;
   const double g = gemm_time(x, L.gemm_flops * b / t, L.gemm_calls);
@@ -303,17 +307,34 @@ LayerCost layer_cost(const Ctx& x, const Combo& k, const LayerKind& L, bool is_h
     if (k.rc == Recompute::full) n += L.a2a_count;
     moe_time = n * a2a;
   }
+  // Context parallelism passes each rank's keys and values around its ring of cp ranks in cp - 1
+  // steps, and the backward their gradients beside them; each step's transfer hides behind the
+  // attention of the chunk before it (Megatron-Core's p2p, attention.py's ring). The ring's ranks
+  // are tp apart (rank order tp-cp-dp-pp); on a ring across nodes the tp rings share the NIC.
+  double cp_time = 0;
+  if (k.cp > 1 && L.kv_bytes > 0) {
+    const int kn = nodes_spanned(x, k.cp, k.tp);
+    const double step = collective_time(CommOp::send, 2, kn > 1 ? 2 : 1, L.kv_bytes * b / t, x.part, x.c,
+                                        kn > 1 ? k.tp : 1, x.cell.nodes, x.cell.gpus_per_node);
+    const double a_fwd = a * x.c.runtime_overhead / k.cp, a_bwd = (fused ? 2.5 : 2.0) * a_fwd;
+    const double fwd_exposed = std::max(0.0, step - a_fwd), bwd_exposed = std::max(0.0, 2 * step - a_bwd);
+    int passes = 1;
+    if (k.rc == Recompute::full && !is_head) ++passes;
+    cp_time = (k.cp - 1) * (passes * fwd_exposed + bwd_exposed);
+  }
   r.compute = comp;
   r.tp = tp_time;
   r.moe = moe_time;
-  r.time = comp + tp_time + moe_time;
+  r.cp = cp_time;
+  r.time = comp + tp_time + moe_time + cp_time;
 
   const double w = x.d.dtype_bytes;
   const double opt = detail::optimizer_state_bytes(x.model, x.c.stack.master_param_remainders);
   const double pd = L.params_dense / t, pe = L.params_expert / (t * ep);
   // What each DP rank keeps of a parameter: its weight and gradient (w each) and optimizer
-  // states, the shares ZeRO shards over the DP ranks (experts' over the ranks holding them).
-  const double shard_d = k.dp, shard_e = std::max(1, k.dp / ep);
+  // states, the shares ZeRO shards over the ranks holding the same weights (dp x cp; experts'
+  // over the ranks holding them).
+  const double shard_d = k.replicas(), shard_e = std::max(1, k.replicas() / ep);
   auto kept = [&](double shard) {
     return (k.zero >= 3 ? w / shard : w) + (k.zero >= 2 ? w / shard : w) + (k.zero >= 1 ? opt / shard : opt);
   };

@@ -33,6 +33,7 @@ struct LayerKind {
   double a2a_bytes = 0;      // MoE all-to-all bytes per forward, each of a2a_count
   int a2a_count = 0;
   double out_bytes = 0;      // output activation (pipeline p2p message)
+  double kv_bytes = 0;       // keys and values (what context parallelism passes around its ring)
 };
 
 struct ModelDesc {
@@ -79,12 +80,14 @@ struct Combo {
   Schedule sched;
   int zero = 0;
   bool ep = true;  // Plan::expert_parallel
+  int cp = 1;      // StagePlan::cp: ranks sharing each sequence
+  int replicas() const { return dp * cp; }  // ranks holding the same weights
 };
 
 // Per-layer cost of one combo (per micro-batch) and memory (bytes per GPU).
 struct LayerCost {
   double time = 0;  // fwd + bwd (+ recompute), incl. TP and MoE communication
-  double compute = 0, tp = 0, moe = 0;
+  double compute = 0, tp = 0, moe = 0, cp = 0;
   double mem_static = 0;  // params, grads, optimizer states
   double mem_act = 0;     // stored activations per in-flight micro-batch
   double mem_work = 0;    // working activations of one micro-batch (full recompute)
@@ -118,10 +121,10 @@ LayerCost layer_cost(const Ctx& x, const Combo& k, const LayerKind& L, bool is_h
 // An infeasible estimate of `cell`, saying why.
 Estimate infeasible(const Cell& cell, std::string why);
 
-// Whether the plan search tries tensor-parallel degree `t` for `gps` GPUs per stage in a Cell of
-// `gpn` GPUs per node of `part`: t divides gps, stays inside a node's NVLink domain, divides the
-// heads, and matches the pinned --tp/--dp.
-bool tp_allowed(const Request& req, const ModelDesc& d, const Partition& part, int gpn, int gps, int t);
+// Whether the plan search tries tensor-parallel degree `t` with context-parallel size `cp` for `gps`
+// GPUs per stage in a Cell of `gpn` GPUs per node of `part`: t x cp divides gps, t stays inside a
+// node's NVLink domain and divides the heads, and both match the pinned --tp/--cp/--dp.
+bool tp_allowed(const Request& req, const ModelDesc& d, const Partition& part, int gpn, int gps, int t, int cp = 1);
 // The micro-batch sizes that split the global batch over `dp` data-parallel ranks (the runtime
 // profile's micro-batch count and the pins included), ascending; none if dp does not divide it.
 std::vector<int> micro_batch_sizes(const Request& req, int dp);

@@ -34,7 +34,7 @@ std::string plan_summary(const est::Estimate& e) {
   const auto& p = e.plan;
   std::ostringstream ss;
   const auto& s0 = p.stages.front();
-  ss << "tp=" << s0.tp << " dp=" << s0.dp << " mbs=" << p.micro_batch_size << " mb=" << p.micro_batches << " "
+  ss << "tp=" << s0.tp << (s0.cp > 1 ? " cp=" + std::to_string(s0.cp) : "") << " dp=" << s0.dp << " mbs=" << p.micro_batch_size << " mb=" << p.micro_batches << " "
      << est::to_string(p.schedule) << " rc=" << est::to_string(p.recompute) << (p.sequence_parallel ? " sp" : "")
      << (p.zero ? " zero" + std::to_string(p.zero) : "") << (p.expert_parallel ? "" : " ep_off");
   return ss.str();
@@ -124,6 +124,7 @@ void print_explain(const est::Estimate& e, const est::Request& req, const est::C
   line("compute", b.compute);
   line("tp_comm", b.tp_comm);
   line("moe_comm", b.moe_comm);
+  line("cp_comm", b.cp_comm);
   line("pp_comm", b.pp_comm);
   line("bubble", b.bubble);
   line("dp_comm", b.dp_comm);
@@ -147,7 +148,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Estimate the Cells of a cluster for one training job (crius-estimate(1))", kProg};
   std::string model_arg, cluster_path = est::default_cluster_file(CRIUS_SLURM_SYSCONFDIR), gpu, partition, runtime;
   int global_batch = 0;
-  std::optional<int> nodes, gpn, stages, tp, dp, mbs, mb, zero;
+  std::optional<int> nodes, gpn, stages, tp, cp, dp, mbs, mb, zero;
   std::string schedule, recompute, seqpar, exppar, framework;
   std::size_t top = 0;
   bool explain = false, json = false;
@@ -163,6 +164,7 @@ int main(int argc, char** argv) {
   app.add_option("--framework", framework,
                  "what runs the plan: crius-train, megatron[:MAJOR.MINOR] or torchtitan[:MAJOR.MINOR] (default: the cluster file's)");
   app.add_option("--tp", tp, "pin the tensor-parallel degree");
+  app.add_option("--cp", cp, "pin the context-parallel size (ranks sharing each sequence)");
   app.add_option("--dp", dp, "pin the data-parallel degree");
   app.add_option("--micro-batch-size", mbs, "pin the micro-batch size");
   app.add_option("--micro-batches", mb, "pin the number of micro-batches");
@@ -192,7 +194,7 @@ int main(int argc, char** argv) {
       runtime_pin = *rt;
     }
     est::Pins& p = req.pins;
-    p.tp = tp, p.dp = dp, p.micro_batch_size = mbs, p.micro_batches = mb, p.zero = zero;
+    p.tp = tp, p.cp = cp, p.dp = dp, p.micro_batch_size = mbs, p.micro_batches = mb, p.zero = zero;
     if (!schedule.empty()) {
       auto s = est::parse_schedule(schedule);
       if (!s) return fail(2, "--schedule: " + s.error());

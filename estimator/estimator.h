@@ -271,6 +271,7 @@ std::string default_cluster_file(const std::string& slurm_sysconfdir);
 // A pin fixes one plan dimension; an unset pin lets the search choose.
 struct Pins {
   std::optional<int> tp, dp, micro_batch_size, micro_batches;
+  std::optional<int> cp;  // context parallelism (StagePlan::cp)
   std::optional<Schedule> schedule;
   std::optional<Recompute> recompute;
   std::optional<bool> sequence_parallel;
@@ -314,7 +315,7 @@ std::vector<Cell> usable_cells(const Request& req, const Cluster& cluster, const
 
 // Seconds per iteration on the critical path; they add up to iter_time_s.
 struct Breakdown {
-  double compute = 0, tp_comm = 0, dp_comm = 0, pp_comm = 0, moe_comm = 0, bubble = 0,
+  double compute = 0, tp_comm = 0, dp_comm = 0, pp_comm = 0, moe_comm = 0, cp_comm = 0, bubble = 0,
          optimizer = 0;
 };
 

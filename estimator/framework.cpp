@@ -202,21 +202,59 @@ std::vector<int> zero_stages(const Framework& f, const Model& m, int stages, int
   return out;
 }
 
+Result<void> check_context_parallel(const Framework& f, const Model& m, int cp, const StackSwitches* stack) {
+  if (cp == 1) return {};
+  const auto c = [&] { return "context parallelism " + std::to_string(cp); };
+  if (cp < 1) return make_error(c() + ": the size must be at least 1");
+  if (f.kind == Framework::Kind::crius_train)
+    return make_error("crius-train runs every sequence whole on a rank; the plan has " + c());
+  if (f.kind == Framework::Kind::torchtitan)
+    return make_error(framework_name(f) + ": crius does not hand context parallelism over to torchtitan; the plan has " + c());
+  if (m.family != Family::transformer)
+    return make_error(framework_name(f) + ": crius plans context parallelism for dense transformers; model '" + m.id +
+                      "' is a " + (m.family == Family::moe ? "moe" : "wide_resnet"));
+  // arguments.py: seq-length a multiple of 2 x context-parallel-size (each rank two chunks, one
+  // from each end, to balance the causal mask).
+  if (m.seq_len % (2 * cp) != 0)
+    return make_error(framework_name(f) + " needs the sequence length (" + std::to_string(m.seq_len) +
+                      ") divisible by 2 x the context-parallel size (" + std::to_string(2 * cp) + ")");
+  if (stack && !stack->fused_attention)
+    return make_error(framework_name(f) + " runs " + c() + " only in Transformer Engine's attention; the runtime profile "
+                      "turns fused_attention off");
+  return {};
+}
+
+std::vector<int> context_parallel_sizes(const Framework& f, const Model& m, const StackSwitches* stack) {
+  std::vector<int> out{1};
+  for (int cp = 2; cp <= kMaxSearchContextParallel; cp *= 2)
+    if (check_context_parallel(f, m, cp, stack)) out.push_back(cp);
+  return out;
+}
+
 bool expert_parallel_allowed(const Framework& f, const Model& m) {
   return f.kind == Framework::Kind::crius_train || m.dtype != Dtype::fp16 || f.version >= kMegatronFp16Experts;
 }
 
 Result<void> check_plan(const Framework& f, const Model& m, const Plan& plan, const StackSwitches* stack) {
-  const auto zero_ok = [&] { return check_zero(f, m, plan.zero, plan.stages[0].dp, plan.pp(), plan.micro_batches, stack); };
-  if (f.kind == Framework::Kind::crius_train) return plan.stages.empty() ? Result<void>{} : zero_ok();
+  // ZeRO shards over every rank holding the same weights: dp x cp.
+  const auto zero_ok = [&] {
+    return check_zero(f, m, plan.zero, plan.stages[0].dp * plan.stages[0].cp, plan.pp(), plan.micro_batches, stack);
+  };
+  if (f.kind == Framework::Kind::crius_train) {
+    if (plan.stages.empty()) return {};
+    for (const StagePlan& s : plan.stages)
+      if (auto ok = check_context_parallel(f, m, s.cp, stack); !ok) return ok;
+    return zero_ok();
+  }
   const std::string who = framework_name(f);
   const bool titan = f.kind == Framework::Kind::torchtitan;
   if (auto ok = check_request(f, m, plan.runtime); !ok) return ok;
   if (plan.stages.empty()) return make_error("the plan has no stages");
   if (auto ok = zero_ok(); !ok) return ok;
   if (!plan.uniform())
-    return make_error(who + " needs one TP and one DP size for all stages; this plan has per-stage shapes");
+    return make_error(who + " needs one TP, CP and DP size for all stages; this plan has per-stage shapes");
   const int tp = plan.stages[0].tp, dp = plan.stages[0].dp, pp = plan.pp();
+  if (auto ok = check_context_parallel(f, m, plan.stages[0].cp, stack); !ok) return ok;
   const bool interleaved = plan.schedule.kind == Schedule::Kind::interleaved;
   if (plan.schedule.kind == Schedule::Kind::gpipe && !titan)
     return make_error(who + " has no GPipe schedule (1F1B or interleaved)");

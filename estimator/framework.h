@@ -94,6 +94,17 @@ Result<void> check_zero(const Framework& f, const Model& m, int zero, int dp, in
                         const StackSwitches* stack);
 // The ZeRO stages check_zero allows with more than one DP rank, least sharded first.
 std::vector<int> zero_stages(const Framework& f, const Model& m, int stages, int micro_batches, const StackSwitches* stack);
+// Whether the framework runs context parallelism of `cp` ranks (StagePlan::cp) for `m` with the
+// runtime profile's `stack` (may be null): Megatron-Core's, in every release crius knows, needs
+// Transformer Engine's attention (fused_attention) and the sequence in 2 x cp chunks. crius plans
+// it for dense transformers on Megatron-LM only: not crius-train, not torchtitan (its
+// --parallelism.context_parallel_degree is not handed over), not MoE models (whose expert
+// parallelism Megatron folds over context parallelism). The error says why not.
+Result<void> check_context_parallel(const Framework& f, const Model& m, int cp, const StackSwitches* stack);
+// The context-parallel sizes the plan search tries: 1 and the powers of two up to
+// kMaxSearchContextParallel that check_context_parallel allows.
+inline constexpr int kMaxSearchContextParallel = 32;
+std::vector<int> context_parallel_sizes(const Framework& f, const Model& m, const StackSwitches* stack);
 // Whether the framework may shard a MoE model's experts over the data-parallel ranks.
 bool expert_parallel_allowed(const Framework& f, const Model& m);
 // Whether the framework can run `plan` for `m` exactly as planned: layer split, query groups

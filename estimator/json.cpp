@@ -18,7 +18,8 @@ nlohmann::json to_json(const Estimate& e) {
   j["plan"] = to_json(e.plan);
   j["breakdown"] = {{"compute", e.breakdown.compute},   {"tp_comm", e.breakdown.tp_comm},
                     {"dp_comm", e.breakdown.dp_comm},   {"pp_comm", e.breakdown.pp_comm},
-                    {"moe_comm", e.breakdown.moe_comm}, {"bubble", e.breakdown.bubble},
+                    {"moe_comm", e.breakdown.moe_comm}, {"cp_comm", e.breakdown.cp_comm},
+                    {"bubble", e.breakdown.bubble},
                     {"optimizer", e.breakdown.optimizer}};
   j["memory"] = {{"params", e.memory.params},           {"grads", e.memory.grads},
                  {"optimizer", e.memory.optimizer},     {"activations", e.memory.activations},

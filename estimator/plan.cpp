@@ -164,7 +164,7 @@ int Plan::num_layers() const { return has_layers() ? stages.back().layer_end : 0
 
 bool Plan::uniform() const {
   for (const auto& s : stages)
-    if (s.tp != stages[0].tp || s.dp != stages[0].dp) return false;
+    if (s.tp != stages[0].tp || s.dp != stages[0].dp || s.cp != stages[0].cp) return false;
   return true;
 }
 
@@ -180,7 +180,8 @@ Result<void> validate(const Plan& plan, const std::string& what) {
     const std::string where = what + ": stage " + std::to_string(i);
     if (s.tp < 1) return make_error(where + ": tp must be >= 1 (got " + std::to_string(s.tp) + ")");
     if (s.dp < 1) return make_error(where + ": dp must be >= 1 (got " + std::to_string(s.dp) + ")");
-    world += static_cast<long long>(s.tp) * s.dp;
+    if (s.cp < 1) return make_error(where + ": cp must be >= 1 (got " + std::to_string(s.cp) + ")");
+    world += static_cast<long long>(s.tp) * s.dp * s.cp;
     if (world > 1000000) return make_error(what + ": more than 1000000 ranks");
     if (!layers) {
       if (s.layer_begin != 0 || s.layer_end != 0)
@@ -211,6 +212,7 @@ nlohmann::json to_json(const Plan& plan) {
     if (layers) st["layers"] = {s.layer_begin, s.layer_end};
     st["dp"] = s.dp;
     st["tp"] = s.tp;
+    if (s.cp > 1) st["cp"] = s.cp;
     stages.push_back(std::move(st));
   }
   nlohmann::json j = {{"version", kPlanVersion},
@@ -249,10 +251,11 @@ Result<Plan> plan_from_json(const nlohmann::json& j, const std::string& what) {
   for (const auto& st : j["stages"]) {
     const std::string w = what + ": stages[" + std::to_string(idx++) + "]";
     util::JsonObject s(st, w);
-    if (auto ok = s.only({"layers", "dp", "tp"}); !ok) return make_error(ok.error());
+    if (auto ok = s.only({"layers", "dp", "tp", "cp"}); !ok) return make_error(ok.error());
     StagePlan sp;
     CRIUS_JSON_GET(sp.tp, s.integer("tp", 1, 1000000));
     CRIUS_JSON_GET(sp.dp, s.integer("dp", 1, 1000000));
+    CRIUS_JSON_GET(sp.cp, s.integer("cp", 1, 1000000, 1));
     if (s.has("layers")) {
       const auto& l = st["layers"];
       if (!l.is_array() || l.size() != 2 || !l[0].is_number_integer() || !l[1].is_number_integer() ||

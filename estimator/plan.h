@@ -76,7 +76,11 @@ struct StagePlan {
   // [begin, end) over the model's layers; both 0 in a plan that names no layers.
   int layer_begin = 0, layer_end = 0;
   int dp = 1, tp = 1;
-  int gpus() const { return dp * tp; }
+  // Context parallelism: each sequence split over `cp` ranks, which exchange keys and values in a
+  // ring around the attention (Megatron-Core's p2p context parallelism). The weights are
+  // replicated over dp x cp ranks; the global batch counts only dp.
+  int cp = 1;
+  int gpus() const { return dp * tp * cp; }
   bool operator==(const StagePlan&) const = default;
 };
 
@@ -103,7 +107,7 @@ struct Plan {
   int world_size() const;     // GPUs (ranks) over all stages
   bool has_layers() const;    // the stages carry layer ranges
   int num_layers() const;     // 0 without layer ranges
-  bool uniform() const;       // all stages share dp and tp
+  bool uniform() const;       // all stages share dp, tp and cp
   bool operator==(const Plan&) const = default;
 };
 
@@ -112,10 +116,10 @@ struct Plan {
 Result<void> validate(const Plan& plan, const std::string& what);
 
 // The JSON codec (version kPlanVersion):
-//   {"version":1, "stages":[{"layers":[BEGIN,END],"dp":D,"tp":T},...],
+//   {"version":1, "stages":[{"layers":[BEGIN,END],"dp":D,"tp":T,"cp":C},...],
 //    "micro_batch_size":N, "micro_batches":M, "schedule":"1f1b", "recompute":"none",
 //    "sequence_parallel":false, "zero":0, "runtime":"megatron"}
-// "layers" is absent in a plan without layer ranges; "expert_parallel":false is written only
+// "layers" is absent in a plan without layer ranges; "cp" only when above 1; "expert_parallel":false is written only
 // when false (read as true when absent); "framework" ("megatron:0.13") only when not crius-train.  The reader is strict: unknown
 // keys, wrong types and other versions are errors naming the key.
 inline constexpr int kPlanVersion = 1;

@@ -18,13 +18,16 @@ Result<void> validate_request(const Request& req) {
       return make_error(std::string(name) + " must be in [1, " + std::to_string(hi) + "] (got " + std::to_string(*v) + ")");
     return {};
   };
-  for (auto r : {pos(p.tp, "--tp", 64), pos(p.dp, "--dp", 10000000), pos(p.micro_batch_size, "--micro-batch-size", 100000000),
+  for (auto r : {pos(p.tp, "--tp", 64), pos(p.dp, "--dp", 10000000), pos(p.cp, "--cp", 1024), pos(p.micro_batch_size, "--micro-batch-size", 100000000),
                  pos(p.micro_batches, "--micro-batches", 100000000)})
     if (!r) return r;
   if (p.zero && (*p.zero < 0 || *p.zero > 3)) return make_error("--zero must be 0, 1, 2 or 3 (got " + std::to_string(*p.zero) + ")");
   if (p.zero && *p.zero > 1)
     if (auto ok = check_zero(req.framework, req.model, *p.zero, 2, 1, 1, nullptr); !ok)
       return make_error("--zero " + std::to_string(*p.zero) + ": " + ok.error());
+  if (p.cp && *p.cp > 1)
+    if (auto ok = check_context_parallel(req.framework, req.model, *p.cp, nullptr); !ok)
+      return make_error("--cp " + std::to_string(*p.cp) + ": " + ok.error());
   if (p.micro_batches && B % *p.micro_batches != 0)
     return make_error("--micro-batches " + std::to_string(*p.micro_batches) + " does not divide --global-batch " + std::to_string(B));
   if (p.micro_batch_size && B % *p.micro_batch_size != 0)

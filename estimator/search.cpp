@@ -220,7 +220,7 @@ class Searcher {
   // buckets hold max(4e7, 1e6 x dp) parameters (DistributedDataParallelConfig.bucket_size).
   double exposed_dp(const Combo& k, double dpt, double t, double params) const {
     const StackSwitches& st = m_x.c.stack;
-    const double last = params > 0 ? std::min(1.0, std::max(4e7, 1e6 * k.dp) / params) : 1;
+    const double last = params > 0 ? std::min(1.0, std::max(4e7, 1e6 * k.replicas()) / params) : 1;
     auto hide = [&](double comm, double window, bool on) { return on ? std::max(comm - window, comm * last) : comm; };
     const double half = dpt / 2;
     switch (k.zero) {
@@ -245,7 +245,8 @@ class Searcher {
     const int gpn = x.cell.gpus_per_node;
     for (int s = 0; s + 1 < S; ++s) {
       const int last = sp.ends[s] - 1;
-      const double out = (last < 0 ? x.d.embed.out_bytes : x.d.kinds[x.d.layer_kind[last]].out_bytes) * k.mbs / k.tp;
+      const double out =
+          (last < 0 ? x.d.embed.out_bytes : x.d.kinds[x.d.layer_kind[last]].out_bytes) * k.mbs / k.cp / k.tp;
       const bool crosses = (s + 1) * x.gps / gpn != ((s + 1) * x.gps - 1) / gpn;
       const int kn = crosses ? 2 : 1;
       const double c1 = collective_time(CommOp::send, 2, kn, out, x.part, x.c, crosses ? std::min(x.gps, gpn) : 1,
@@ -254,8 +255,10 @@ class Searcher {
       const double exposed = x.c.stack.overlap_p2p_comm && V > 1 ? S - 1 : k.m + S - 1;
       pp = std::max(pp, exposed * 2 * c1 * V);
     }
-    // DP gradient all-reduce and optimizer step, slowest stage.
+    // DP gradient all-reduce and optimizer step, slowest stage: over the dp x cp ranks that hold
+    // the same weights (rank order tp-cp-dp-pp: tp apart).
     const int ep = x.d.experts && k.ep ? std::gcd(x.d.experts, k.dp) : 1;
+    const int reps = k.replicas();
     const double bw = x.gpu.memory_bw_gbs * 1e9 * x.c.memory_efficiency;
     double dp_max = 0, opt_max = 0, mem_max = 0;
     int b = 0, worst_mem_stage = 0;
@@ -266,19 +269,19 @@ class Searcher {
       if (s == 0) gd += m_embed.grad_bytes_dense, pg += m_embed.params_gpu;
       if (s == S - 1) gd += m_head.grad_bytes_dense, pg += m_head.params_gpu;
       double dpt = 0;
-      if (k.dp > 1) {
-        const int kn = nodes_spanned(x, k.dp, k.tp);
-        dpt += collective_time(CommOp::all_reduce, k.dp, kn, gd, x.part, x.c, k.tp, x.cell.nodes,
+      if (reps > 1) {
+        const int kn = nodes_spanned(x, reps, k.tp);
+        dpt += collective_time(CommOp::all_reduce, reps, kn, gd, x.part, x.c, k.tp, x.cell.nodes,
                                        x.cell.gpus_per_node);
-        const int dpe = k.dp / ep;
+        const int dpe = reps / ep;
         if (dpe > 1 && ge > 0) {
-          const int kne = nodes_spanned(x, k.dp, k.tp);
+          const int kne = nodes_spanned(x, reps, k.tp);
           dpt += collective_time(CommOp::all_reduce, dpe, std::min(kne, dpe), ge, x.part, x.c, k.tp,
                                          x.cell.nodes, x.cell.gpus_per_node);
         }
       }
       if (dpt > 0) dpt = exposed_dp(k, dpt, stage_time(s, b, e), pg);
-      const double opt = pg * optimizer_update_bytes(x.model, x.c.stack.master_param_remainders) / (k.zero ? k.dp : 1) / bw;
+      const double opt = pg * optimizer_update_bytes(x.model, x.c.stack.master_param_remainders) / (k.zero ? reps : 1) / bw;
       dp_max = std::max(dp_max, dpt);
       opt_max = std::max(opt_max, opt);
       const double mem = stage_mem(k, s, b, e);
@@ -303,16 +306,17 @@ class Searcher {
         double t = stage_time(s, st, sp.ends[s]);
         if (t > best_t) best_t = t, bs = s, bb = st;
       }
-      double comp = 0, tp = 0, moe = 0;
+      double comp = 0, tp = 0, moe = 0, cp = 0;
       for (int i = bb; i < sp.ends[bs]; ++i) {
         const LayerCost& lc = m_kind_cost[x.d.layer_kind[i]];
-        comp += lc.compute, tp += lc.tp, moe += lc.moe;
+        comp += lc.compute, tp += lc.tp, moe += lc.moe, cp += lc.cp;
       }
       if (bs == 0) comp += m_embed.compute, tp += m_embed.tp;
       if (bs == S - 1) comp += m_head.compute, tp += m_head.tp;
       ev.br.compute = k.m * comp;
       ev.br.tp_comm = k.m * tp;
       ev.br.moe_comm = k.m * moe;
+      ev.br.cp_comm = k.m * cp;
       ev.br.bubble = bubble;
       ev.br.pp_comm = pp;
       ev.br.dp_comm = dp_max;
@@ -333,7 +337,7 @@ class Searcher {
       if (s == S - 1) params += m_head.params_gpu, stat += m_head.mem_static;
       act += s == S - 1 ? std::max(m_max_work, m_head.mem_work) : m_max_work;
       // static = params + grads + optimizer states, of which ZeRO-3 and -2 keep a DP rank's share
-      const double p_kept = params * w / (k.zero >= 3 ? k.dp : 1), g_kept = params * w / (k.zero >= 2 ? k.dp : 1);
+      const double p_kept = params * w / (k.zero >= 3 ? reps : 1), g_kept = params * w / (k.zero >= 2 ? reps : 1);
       const double opt_bytes = stat - p_kept - g_kept;
       ev.mb.params = p_kept / kGiB;
       ev.mb.grads = g_kept / kGiB;
@@ -413,7 +417,7 @@ Plan make_plan(const Ctx& x, const Combo& k, const SplitResult& sp) {
   p.framework = x.req.framework;
   int b = 0;
   for (int s = 0; s < x.S; ++s) {
-    p.stages.push_back(StagePlan{b, sp.ends[s], k.dp, k.tp});
+    p.stages.push_back(StagePlan{b, sp.ends[s], k.dp, k.tp, k.cp});
     b = sp.ends[s];
   }
   return p;
@@ -468,12 +472,21 @@ void run_search(Ctx& x, SearchState& st) {
   // Every plan kept is one the framework can run (the search's splits already follow its rule).
   const bool ruled = x.req.framework.kind != Framework::Kind::crius_train;
   Searcher srch(x);
-  std::vector<int> tps;
+  // Each stage's tensor-parallel degree and context-parallel size; the data-parallel degree is the rest.
+  struct Shape { int tp, cp; };
+  std::vector<Shape> shapes;
+  const std::vector<int> cps = context_parallel_sizes(x.req.framework, x.model, &x.c.stack);
   for (int t : divisors(x.gps))
-    if (tp_allowed(x.req, x.d, x.part, x.cell.gpus_per_node, x.gps, t)) tps.push_back(t);
-  if (tps.empty()) {
-    st.reason = p.tp || p.dp ? "the pinned --tp/--dp does not fit " + std::to_string(x.gps) + " GPUs per stage"
-                             : "no tensor-parallel degree divides the heads (query groups) and fits in a node";
+    for (int c : cps)
+      if (tp_allowed(x.req, x.d, x.part, x.cell.gpus_per_node, x.gps, t, c)) shapes.push_back({t, c});
+  if (shapes.empty()) {
+    if (p.cp && std::find(cps.begin(), cps.end(), *p.cp) == cps.end())
+      st.reason = "the pinned --cp " + std::to_string(*p.cp) + " is not one the plan search tries for this job (1 or " +
+                  "a power of two up to " + std::to_string(kMaxSearchContextParallel) + " that " + to_string(x.req.framework) +
+                  " runs for it)";
+    else
+      st.reason = p.tp || p.dp || p.cp ? "the pinned --tp/--cp/--dp does not fit " + std::to_string(x.gps) + " GPUs per stage"
+                                       : "no tensor-parallel degree divides the heads (query groups) and fits in a node";
     return;
   }
   std::vector<Recompute> rcs;
@@ -487,38 +500,46 @@ void run_search(Ctx& x, SearchState& st) {
     else
       rcs.clear();
   }
-  // Memory probe: the plan with the least memory per GPU (largest TP, the most ZeRO sharding,
-  // full recompute, sequence parallel, smallest micro-batch, 1F1B) bounds every
-  // plan of the Cell from below; if it does not fit, nothing does.
+  // Memory probe: the plan with the least memory per GPU (largest TP and, for it, the largest CP,
+  // the most ZeRO sharding, full recompute, sequence parallel, smallest micro-batch, 1F1B) bounds
+  // every plan of the Cell from below; if it does not fit, nothing does. A smaller TP with a larger
+  // CP may hold fewer activations, so each TP degree's largest CP is probed.
   // (Not for alpa: without sequence parallelism the largest TP is not always
   // the smallest footprint, and its space is small anyway.)
   if (!x.brute && megatron_family(x.req.runtime)) {
-    Combo k;
-    k.tp = tps.back();
-    k.dp = x.gps / k.tp;
-    k.rc = Recompute::full;
-    k.sp = k.tp > 1 && x.model.family != Family::wide_resnet;
-    k.ep = p.expert_parallel.value_or(ep_default);
-    k.sched = Schedule{Schedule::Kind::one_f_one_b, 1};
-    k.mbs = 1;
-    k.m = std::max(1, B / k.dp);
-    const std::vector<int> has = zero_stages(x.req.framework, x.model, x.S, k.m, &x.c.stack);
-    k.zero = k.dp > 1 ? p.zero.value_or(has.empty() ? 1 : has.back()) : 0;
-    {
+    double least = kInf;
+    bool fits = false;
+    const bool any_cp = std::any_of(shapes.begin(), shapes.end(), [](const Shape& s) { return s.cp > 1; });
+    for (std::size_t i = any_cp ? 0 : shapes.size() - 1; i < shapes.size() && !fits; ++i) {
+      if (i + 1 < shapes.size() && shapes[i + 1].tp == shapes[i].tp) continue;  // not its TP's largest CP
+      Combo k;
+      k.tp = shapes[i].tp;
+      k.cp = shapes[i].cp;
+      k.dp = x.gps / k.tp / k.cp;
+      k.rc = Recompute::full;
+      k.sp = k.tp > 1 && x.model.family != Family::wide_resnet;
+      k.ep = p.expert_parallel.value_or(ep_default);
+      k.sched = Schedule{Schedule::Kind::one_f_one_b, 1};
+      k.mbs = 1;
+      k.m = std::max(1, B / k.dp);
+      const std::vector<int> has = zero_stages(x.req.framework, x.model, x.S, k.m, &x.c.stack);
+      k.zero = k.replicas() > 1 ? p.zero.value_or(has.empty() ? 1 : has.back()) : 0;
       srch.prepare(k);
-      if (!srch.greedy(k, kInf, nullptr)) {
-        ++st.evaluated;
-        st.min_mem = std::min(st.min_mem, srch.mean_stage_mem(k));
-        st.probe_failed = true;
-        return;
-      }
+      fits = srch.greedy(k, kInf, nullptr);
+      if (!fits) least = std::min(least, srch.mean_stage_mem(k));
+    }
+    if (!fits) {
+      ++st.evaluated;
+      st.min_mem = std::min(st.min_mem, least);
+      st.probe_failed = true;
+      return;
     }
   }
   bool any_batch = false;
   std::vector<int> has;  // the ZeRO stages of plans with has_m micro-batches
   int has_m = 0;
-  for (int t : tps) {
-    const int dp = x.gps / t;
+  for (const Shape& shape : shapes) {
+    const int t = shape.tp, dp = x.gps / t / shape.cp;
     std::vector<int> mbss = micro_batch_sizes(x.req, dp);
     // Larger micro-batches first: usually faster, so pruning starts early.
     std::reverse(mbss.begin(), mbss.end());
@@ -540,7 +561,7 @@ void run_search(Ctx& x, SearchState& st) {
             return;
           }
           Combo k;
-          k.tp = t, k.dp = dp, k.mbs = mb, k.m = B / dp / mb, k.rc = rc, k.sp = spv;
+          k.tp = t, k.cp = shape.cp, k.dp = dp, k.mbs = mb, k.m = B / dp / mb, k.rc = rc, k.sp = spv;
           k.ep = p.expert_parallel.value_or(ep_default);
           k.sched = Schedule{};
           // ZeRO-1 has the same communication volume and less memory and optimizer time, so the
@@ -560,9 +581,9 @@ void run_search(Ctx& x, SearchState& st) {
           // but the artifact's best-plan times fit better so: sharded states admit plans (plain DP
           // of BERT 2.6B on 4 V100) that Alpa's planner did not run and that cost faster than it ran
           // (docs/results.md, "What the cost model gets wrong on BERT").
-          else if (dp == 1 || x.req.runtime == Runtime::alpa) zeros = {0};
+          else if (k.replicas() == 1 || x.req.runtime == Runtime::alpa) zeros = {0};
           if (zeros.empty()) {
-            if (st.rule.empty()) st.rule = check_zero(x.req.framework, x.model, 1, dp, x.S, k.m, &x.c.stack).error();
+            if (st.rule.empty()) st.rule = check_zero(x.req.framework, x.model, 1, k.replicas(), x.S, k.m, &x.c.stack).error();
             continue;
           }
           // The layers' memory depends on the ZeRO stage: prepared for the first one tried.
@@ -654,14 +675,15 @@ const GpuType* gpu_of(const Cluster& c, const Cell& cell) { return c.gpus.find(c
 
 }  // namespace
 
-bool detail::tp_allowed(const Request& req, const ModelDesc& d, const Partition& part, int gpn, int gps, int t) {
+bool detail::tp_allowed(const Request& req, const ModelDesc& d, const Partition& part, int gpn, int gps, int t, int cp) {
   const int tp_limit = part.nvlink_domain > 0 ? std::min(gpn, part.nvlink_domain) : gpn;
-  if (gps % t != 0) return false;
+  if (gps % (static_cast<long long>(t) * cp) != 0) return false;
+  if (req.pins.cp && *req.pins.cp != cp) return false;
   if (t > tp_limit || gpn % t != 0) return false;  // TP groups stay inside a node (NVLink domain)
   if (d.heads > 0 && d.heads % t != 0) return false;
   if (d.max_tp_divisor > 0 && d.max_tp_divisor % t != 0) return false;
   if (req.pins.tp && *req.pins.tp != t) return false;
-  if (req.pins.dp && *req.pins.dp != gps / t) return false;
+  if (req.pins.dp && *req.pins.dp != gps / t / cp) return false;
   return true;
 }
 
@@ -723,6 +745,7 @@ static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cl
                                   std::to_string(cell.stages));
     p.tp = fixed->stages[0].tp;
     p.dp = fixed->stages[0].dp;
+    p.cp = fixed->stages[0].cp;
     p.micro_batch_size = fixed->micro_batch_size;
     p.micro_batches = fixed->micro_batches;
     p.schedule = fixed->schedule;
@@ -738,8 +761,9 @@ static Estimate run_cell(const Request& req, const Cell& cell, const Cluster& cl
     k.tp = fixed->stages[0].tp, k.dp = fixed->stages[0].dp, k.mbs = fixed->micro_batch_size, k.m = fixed->micro_batches;
     k.rc = fixed->recompute, k.sp = fixed->sequence_parallel, k.sched = fixed->schedule, k.zero = fixed->zero;
     k.ep = fixed->expert_parallel;
-    if (k.tp * k.dp != x.gps || static_cast<long long>(k.dp) * k.mbs * k.m != req.global_batch)
-      return infeasible(cell, "the plan's dp x tp or micro-batching does not match the Cell and batch");
+    k.cp = fixed->stages[0].cp;
+    if (k.tp * k.dp * k.cp != x.gps || static_cast<long long>(k.dp) * k.mbs * k.m != req.global_batch)
+      return infeasible(cell, "the plan's dp x tp x cp or micro-batching does not match the Cell and batch");
     srch.prepare(k);
     std::vector<int> ends;
     int prev = 0;

@@ -538,7 +538,8 @@ int main(int argc, char** argv) {
     const est::StagePlan& st = plan.stages[0];
     shared.insert(shared.end(), {{"WORLD_SIZE", std::to_string(world)}, {"MASTER_ADDR", master_addr},
                                  {"MASTER_PORT", std::to_string(master_port)}, {"CRIUS_TP_SIZE", std::to_string(st.tp)},
-                                 {"CRIUS_DP_SIZE", std::to_string(st.dp)}, {"CRIUS_RANK_ORDER", "tp-dp-pp"},
+                                 {"CRIUS_DP_SIZE", std::to_string(st.dp)}, {"CRIUS_CP_SIZE", std::to_string(st.cp)},
+                                 {"CRIUS_RANK_ORDER", st.cp > 1 ? "tp-cp-dp-pp" : "tp-dp-pp"},
                                  {"CRIUS_PLAN_HASH", util::hex64(est::plan_hash(plan))},
                                  {"CRIUS_NODELIST", util::join(hosts, ",")},
                                  {"CRIUS_GPUS_PER_NODE", std::to_string(gpus_per_node)}});

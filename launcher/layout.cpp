@@ -90,17 +90,19 @@ Result<Layout> Layout::make(const Plan& plan, std::vector<std::string> hosts, in
   for (int s = 0; s < plan.pp(); ++s) {
     const auto& st = plan.stages[s];
     for (int d = 0; d < st.dp; ++d)
-      for (int t = 0; t < st.tp; ++t) {
-        int r = l.m_base[s] + t + st.tp * d;
-        RankInfo& ri = l.m_ranks[r];
-        ri.rank = r;
-        ri.stage = s;
-        ri.dp_rank = d;
-        ri.tp_rank = t;
-        ri.node = r / gpus_per_node;
-        ri.local_rank = r % gpus_per_node;
-        ri.host = l.m_hosts[ri.node];
-      }
+      for (int c = 0; c < st.cp; ++c)
+        for (int t = 0; t < st.tp; ++t) {
+          const int r = l.m_base[s] + t + st.tp * (c + st.cp * d);
+          RankInfo& ri = l.m_ranks[r];
+          ri.rank = r;
+          ri.stage = s;
+          ri.dp_rank = d;
+          ri.tp_rank = t;
+          ri.cp_rank = c;
+          ri.node = r / gpus_per_node;
+          ri.local_rank = r % gpus_per_node;
+          ri.host = l.m_hosts[ri.node];
+        }
   }
   for (const auto& g : l.tp_groups()) {
     const auto& a = l.m_ranks[g.front()];
@@ -114,11 +116,11 @@ Result<Layout> Layout::make(const Plan& plan, std::vector<std::string> hosts, in
   return l;
 }
 
-int Layout::rank_of(int stage, int dp_rank, int tp_rank) const {
+int Layout::rank_of(int stage, int dp_rank, int tp_rank, int cp_rank) const {
   if (stage < 0 || stage >= m_plan.pp()) return -1;
   const auto& st = m_plan.stages[stage];
-  if (dp_rank < 0 || dp_rank >= st.dp || tp_rank < 0 || tp_rank >= st.tp) return -1;
-  return m_base[stage] + tp_rank + st.tp * dp_rank;
+  if (dp_rank < 0 || dp_rank >= st.dp || tp_rank < 0 || tp_rank >= st.tp || cp_rank < 0 || cp_rank >= st.cp) return -1;
+  return m_base[stage] + tp_rank + st.tp * (cp_rank + st.cp * dp_rank);
 }
 
 int Layout::ranks_on_node(int node) const {
@@ -130,14 +132,21 @@ int Layout::ranks_on_node(int node) const {
 std::vector<int> Layout::tp_group(int r) const {
   const auto& ri = m_ranks.at(r);
   std::vector<int> g;
-  for (int t = 0; t < m_plan.stages[ri.stage].tp; ++t) g.push_back(rank_of(ri.stage, ri.dp_rank, t));
+  for (int t = 0; t < m_plan.stages[ri.stage].tp; ++t) g.push_back(rank_of(ri.stage, ri.dp_rank, t, ri.cp_rank));
   return g;
 }
 
 std::vector<int> Layout::dp_group(int r) const {
   const auto& ri = m_ranks.at(r);
   std::vector<int> g;
-  for (int d = 0; d < m_plan.stages[ri.stage].dp; ++d) g.push_back(rank_of(ri.stage, d, ri.tp_rank));
+  for (int d = 0; d < m_plan.stages[ri.stage].dp; ++d) g.push_back(rank_of(ri.stage, d, ri.tp_rank, ri.cp_rank));
+  return g;
+}
+
+std::vector<int> Layout::cp_group(int r) const {
+  const auto& ri = m_ranks.at(r);
+  std::vector<int> g;
+  for (int c = 0; c < m_plan.stages[ri.stage].cp; ++c) g.push_back(rank_of(ri.stage, ri.dp_rank, ri.tp_rank, c));
   return g;
 }
 
@@ -175,14 +184,16 @@ std::vector<int> Layout::pp_group(int r) const {
 std::vector<std::vector<int>> Layout::tp_groups() const {
   std::vector<std::vector<int>> out;
   for (int s = 0; s < m_plan.pp(); ++s)
-    for (int d = 0; d < m_plan.stages[s].dp; ++d) out.push_back(tp_group(rank_of(s, d, 0)));
+    for (int d = 0; d < m_plan.stages[s].dp; ++d)
+      for (int c = 0; c < m_plan.stages[s].cp; ++c) out.push_back(tp_group(rank_of(s, d, 0, c)));
   return out;
 }
 
 std::vector<std::vector<int>> Layout::dp_groups() const {
   std::vector<std::vector<int>> out;
   for (int s = 0; s < m_plan.pp(); ++s)
-    for (int t = 0; t < m_plan.stages[s].tp; ++t) out.push_back(dp_group(rank_of(s, 0, t)));
+    for (int c = 0; c < m_plan.stages[s].cp; ++c)
+      for (int t = 0; t < m_plan.stages[s].tp; ++t) out.push_back(dp_group(rank_of(s, 0, t, c)));
   return out;
 }
 
@@ -194,6 +205,7 @@ nlohmann::json Layout::to_json() const {
                         {"tp_group", tp_group(r.rank)}, {"dp_group", dp_group(r.rank)},
                         {"pp_group", pp_group(r.rank)}};
     const auto& st = m_plan.stages[r.stage];
+    if (st.cp > 1) j["cp_rank"] = r.cp_rank, j["cp_group"] = cp_group(r.rank);
     if (m_plan.has_layers()) j["layers"] = {st.layer_begin, st.layer_end};  // [begin, end)
     ranks.push_back(j);
   }

@@ -6,8 +6,9 @@
 // runtime and the tests share it.  Where a plan comes from: launcher/plan_source.h.
 //
 // Rank order (DESIGN.md): every pipeline stage owns a contiguous block of ranks;
-// inside a stage TP varies fastest, then DP. With equal stages this is
-// Megatron-LM's "tp-dp-pp" order: rank = tp_rank + tp*(dp_rank + dp*pp_rank).
+// inside a stage TP varies fastest, then CP (context parallelism), then DP. With equal stages
+// this is Megatron-LM's "tp-cp-dp-pp" order: rank = tp_rank + tp*(cp_rank + cp*(dp_rank + dp*pp_rank))
+// ("tp-dp-pp" where cp is 1).
 //
 // PP groups ("pipeline chains"). Let size_s = tp_s*dp_s and G = max_s size_s.
 // Chain g (0 <= g < G) holds, for every stage s, the rank with stage-local index
@@ -41,6 +42,7 @@ struct RankInfo {
   int stage = 0;
   int dp_rank = 0;
   int tp_rank = 0;
+  int cp_rank = 0;
   int node = 0;        // index into the host list
   int local_rank = 0;  // rank on its node
   std::string host;
@@ -57,12 +59,13 @@ class Layout {
   const RankInfo& rank(int r) const { return m_ranks.at(r); }
   const std::vector<RankInfo>& ranks() const { return m_ranks; }
   int stage_base(int stage) const { return m_base.at(stage); }
-  int rank_of(int stage, int dp_rank, int tp_rank) const;  // -1 when out of range
+  int rank_of(int stage, int dp_rank, int tp_rank, int cp_rank = 0) const;  // -1 when out of range
   int ranks_on_node(int node) const;
   const std::vector<std::string>& hosts() const { return m_hosts; }
 
   std::vector<int> tp_group(int r) const;
-  std::vector<int> dp_group(int r) const;
+  std::vector<int> dp_group(int r) const;  // same stage, TP and CP rank
+  std::vector<int> cp_group(int r) const;  // same stage, TP and DP rank: the ring sharing a sequence
   std::vector<int> pp_group(int r) const;  // the rank's own chain
   int pp_chain_of(int r) const;            // index of that chain
   std::vector<std::vector<int>> tp_groups() const;

@@ -24,6 +24,8 @@ Result<std::vector<std::string>> megatron_args(const est::Plan& plan, const est:
 
   // The parallel layout and the batch.
   add({"--tensor-model-parallel-size", num(tp), "--pipeline-model-parallel-size", num(pp)});
+  // Megatron-Core's default rank order is tp-cp-ep-dp-pp, crius's layout's (launcher/layout.h).
+  if (plan.stages[0].cp > 1) add({"--context-parallel-size", num(plan.stages[0].cp)});
   if (plan.sequence_parallel && tp > 1) add({"--sequence-parallel"});
   if (plan.zero >= 1) add({"--use-distributed-optimizer"});
   if (plan.zero >= 2) {

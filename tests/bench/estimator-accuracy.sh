@@ -15,7 +15,8 @@
 # profile's runtime_overhead is fitted on the split marked fit; the rest is held out. Last, the
 # memory per GPU of pure data parallelism against the artifact's measured peak
 # (tests/data/estimator/dp-memory.csv), optimizer states replicated and sharded, a MoE model's
-# experts on every rank (as the artifact ran it) and, for comparison, sharded.
+# experts on every rank (as the artifact ran it) and, for comparison, sharded. The published
+# fully sharded and context-parallel runs are held out too.
 # Its output is docs/estimator-figures.txt, which docs/results.md quotes; tests/cli/results_figures.sh
 # fails when the two drift apart (regenerate with `tests/bench/estimator-accuracy.sh >docs/estimator-figures.txt`).
 set -eu
@@ -48,6 +49,11 @@ sed 's/,megatron-core,held-out,,/,megatron,held-out,fused_attention=on;overlap_g
   "tests/data/estimator/fsdp-published-a100.csv" >"$a100_megatron"
 "$bench" published "tests/data/estimator/megatron-a100.toml" "$a100_megatron" | grep -E '^split '
 rm -f "$a100_megatron"
+echo
+# Published runs with context parallelism (tests/data/estimator/cp-published-h100.csv: NVIDIA's
+# Llama 3.1 recipes, CP 2), held out: megatron-core, as the Megatron-Core jobs they were.
+echo "published context-parallel (CP 2) runs, held out, megatron-core (estimate / published - 1):"
+"$bench" published "tests/data/estimator/h100-dgx.toml" "tests/data/estimator/cp-published-h100.csv"
 echo
 # The same runs as the Megatron-LM jobs they were (crius(7), FRAMEWORKS): Megatron-LM of 2021-22
 # and Megatron-Core 0.8 split the layers evenly; the NeMo releases of the H100 runs are Megatron-Core

@@ -369,8 +369,9 @@ static std::string apply_switches(est::Cluster& c, est::Runtime rt, const std::s
 // schedule, recomputation and sequence parallelism pinned (an empty field: the search chooses),
 // with the shipped constants; no constant is fitted to them. Optional last columns: the
 // runtime profile (default megatron), a split (e.g. fit / held-out), summarised apart, and the
-// run's stack switches where they differ from the profile's (apply_switches), and the framework that
-// ran it (its plan space for what the source leaves free).
+// run's stack switches where they differ from the profile's (apply_switches), the framework that
+// ran it (its plan space for what the source leaves free), its ZeRO stage and its context-parallel
+// size (1 where the column is absent: the source ran none).
 // `framework`: the job's framework (crius(7), FRAMEWORKS) for every run; "" for each run's own, else
 // the cluster file's.
 static int published(const std::string& cluster_path, const std::string& csv, const std::string& framework) {
@@ -390,8 +391,8 @@ static int published(const std::string& cluster_path, const std::string& csv, co
   std::printf("%-13s %-15s %5s %6s %3s %6s %-14s %-9s %9s %9s %7s\n", "source", "model", "gpus", "stages", "tp", "batch",
               "schedule", "recompute", "published", "estimate", "error");
   for (const auto& [lineno, f] : *rows) {
-    if (f.size() != 12 && f.size() != 14 && f.size() != 15 && f.size() != 16 && f.size() != 17)
-      return std::fprintf(stderr, "%s:%d: expected 12, 14, 15, 16 or 17 fields\n", csv.c_str(), lineno), 2;
+    if (f.size() != 12 && (f.size() < 14 || f.size() > 18))
+      return std::fprintf(stderr, "%s:%d: expected 12 or 14 to 18 fields\n", csv.c_str(), lineno), 2;
     auto m = c->models.resolve(f[1]);
     if (!m) return std::fprintf(stderr, "%s:%d: %s\n", csv.c_str(), lineno, m.error().c_str()), 2;
     est::Request req;
@@ -411,7 +412,9 @@ static int published(const std::string& cluster_path, const std::string& csv, co
       if (!f[7].empty()) req.pins.micro_batch_size = std::stoi(f[7]);
       nodes = std::stoi(f[2]), gpn = std::stoi(f[3]), stages = std::stoi(f[4]);
       pub = std::stod(f[11]);
-      if (f.size() == 17 && !f[16].empty()) req.pins.zero = std::stoi(f[16]);  // the run's ZeRO stage
+      if (f.size() >= 17 && !f[16].empty()) req.pins.zero = std::stoi(f[16]);  // the run's ZeRO stage
+      // The run's context-parallel size (an 18th field); none where the source ran none.
+      req.pins.cp = f.size() == 18 && !f[17].empty() ? std::stoi(f[17]) : 1;
     } catch (const std::exception&) {
       return std::fprintf(stderr, "%s:%d: a number field is not a number\n", csv.c_str(), lineno), 2;
     }

@@ -721,3 +721,100 @@ BOOST_AUTO_TEST_CASE(alpa_pure_data_parallel_memory_against_the_artifact) {
   BOOST_REQUIRE(e.feasible);
   BOOST_TEST(e.plan.zero == 0);
 }
+
+// Context parallelism gives each rank half of every sequence (cp 2): half the activations, the
+// same tokens per rank per step; its ring's transfers show only where they outlast the attention
+// beside them, and the plan reads back from its text.
+BOOST_AUTO_TEST_CASE(context_parallelism_shares_each_sequence) {
+  est::Cluster c = cluster("h100-dgx.toml");
+  est::Request req;
+  req.model = *c.models.resolve("llama3-8b");
+  req.model.seq_len = 4096;  // ZeRO-1 fits on one rank's whole sequence
+  req.global_batch = 64;
+  req.runtime = est::Runtime::megatron_core;
+  req.framework = *est::parse_framework("megatron:0.13");
+  req.pins.tp = 1, req.pins.micro_batch_size = 1, req.pins.recompute = est::Recompute::none, req.pins.zero = 1;
+  const est::Cell node{"dgx", "h100", 1, 8, 1};
+  req.pins.cp = 1;
+  est::Estimate whole = est::estimate_cell(req, node, c);
+  req.pins.cp = 2;
+  est::Estimate halves = est::estimate_cell(req, node, c);
+  BOOST_REQUIRE_MESSAGE(whole.feasible && halves.feasible, whole.why << halves.why);
+  BOOST_TEST(whole.plan.stages[0].cp == 1);
+  BOOST_TEST(halves.plan.stages[0].cp == 2);
+  BOOST_TEST(halves.plan.stages[0].dp == 4);
+  BOOST_TEST(halves.plan.micro_batches == 2 * whole.plan.micro_batches);
+  BOOST_TEST(halves.memory.activations == whole.memory.activations / 2, tt::tolerance(1e-9));
+  BOOST_TEST(halves.memory.optimizer == whole.memory.optimizer, tt::tolerance(1e-9));  // sharded over dp x cp = 8
+  // Smaller GEMMs are no faster: the compute is the same tokens at no better efficiency.
+  BOOST_TEST(halves.breakdown.compute >= whole.breakdown.compute * (1 - 1e-9));
+  BOOST_TEST(halves.breakdown.compute <= whole.breakdown.compute * 1.1);
+
+  // A ring across nodes over a slow network shows; within NVLink it hides.
+  const est::Cell two{"dgx", "h100", 2, 8, 1};
+  req.pins.tp = 8;
+  est::Estimate fast = est::estimate_cell(req, two, c);
+  for (auto& p : c.partitions) p.inter_node_bw_gbs /= 100;
+  est::Estimate slow = est::estimate_cell(req, two, c);
+  BOOST_REQUIRE_MESSAGE(fast.feasible && slow.feasible, fast.why << slow.why);
+  BOOST_TEST_MESSAGE("cp 2 across two nodes: ring exposed " << fast.breakdown.cp_comm << " s, at 1/100 the bandwidth "
+                                                             << slow.breakdown.cp_comm << " s");
+  BOOST_TEST(slow.breakdown.cp_comm > fast.breakdown.cp_comm);
+  BOOST_TEST(slow.breakdown.cp_comm > 0.1 * slow.iter_time_s);
+  BOOST_TEST(halves.breakdown.cp_comm < 0.01 * halves.iter_time_s);
+
+  const std::string text = est::plan_text(halves.plan);
+  BOOST_TEST(text.find("\"cp\":2") != std::string::npos);
+  BOOST_TEST(est::plan_text(whole.plan).find("\"cp\"") == std::string::npos);
+  auto back = est::plan_from_json_text(text, "plan");
+  BOOST_REQUIRE_MESSAGE(back.ok(), (back.ok() ? "" : back.error()));
+  BOOST_TEST(back->world_size() == 8);
+  est::Estimate again = est::estimate_plan(req, node, *back, c);
+  BOOST_REQUIRE_MESSAGE(again.feasible, again.why);
+  BOOST_TEST(again.iter_time_s == halves.iter_time_s, tt::tolerance(1e-9));
+  BOOST_TEST(!est::plan_from_json_text(R"({"version":1,"stages":[{"dp":4,"tp":1,"cp":0}]})", "plan").ok());
+
+  // What cannot run it is told so.
+  req.framework = est::Framework{};
+  auto v = est::validate_request(req);
+  BOOST_TEST_MESSAGE((v.ok() ? "" : v.error()));
+  BOOST_TEST(!v.ok());
+  BOOST_TEST((v.ok() ? "" : v.error()).find("--cp 2: crius-train runs every sequence whole") != std::string::npos);
+}
+
+// Long sequences: the fast search, which tries every context-parallel size beside every TP
+// degree, finds what the brute force finds.
+BOOST_AUTO_TEST_CASE(brute_force_equals_fast_search_with_context_parallelism) {
+  est::Cluster c = cluster("h100-dgx.toml");
+  for (auto& p : c.partitions) p.inter_node_bw_gbs /= 8;
+  int cases = 0, with_cp = 0;
+  for (auto [layers, hidden, seq, batch] : {std::tuple{4, 4096, 32768, 8}, std::tuple{6, 2048, 16384, 16}}) {
+    est::Request req;
+    req.model = gpt(layers, hidden, 32, seq, 32000);
+    req.model.kv_heads = 8;
+    req.model.dtype = est::Dtype::bf16;
+    req.global_batch = batch;
+    req.runtime = est::Runtime::megatron_core;
+    req.framework = *est::parse_framework("megatron:0.13");
+    for (auto [nodes, gpn] : {std::tuple{1, 8}, std::tuple{2, 8}, std::tuple{1, 4}}) {
+      for (int stages : {1, 2}) {
+        est::Cell cell{"dgx", "h100", nodes, gpn, stages};
+        est::Estimate fast = est::estimate_cell(req, cell, c);
+        est::SearchOptions bo;
+        bo.brute_force = true;
+        est::Estimate brute = est::estimate_cell(req, cell, c, bo);
+        BOOST_TEST_CONTEXT(nodes << "x" << gpn << " S=" << stages << " L=" << layers << " seq=" << seq) {
+          BOOST_TEST(fast.feasible == brute.feasible);
+          if (!fast.feasible || !brute.feasible) continue;
+          ++cases;
+          with_cp += fast.plan.stages[0].cp > 1;
+          BOOST_TEST(fast.iter_time_s >= brute.iter_time_s * (1 - 1e-9));
+          BOOST_TEST(fast.iter_time_s <= brute.iter_time_s * 1.05);
+        }
+      }
+    }
+  }
+  BOOST_TEST_MESSAGE(cases << " Cells, " << with_cp << " best with context parallelism");
+  BOOST_TEST(cases >= 8);
+  BOOST_TEST(with_cp >= 2);
+}

@@ -700,3 +700,42 @@ BOOST_AUTO_TEST_CASE(torchtitan_gets_the_plan_the_switches_and_the_model) {
   BOOST_TEST(!crius::launcher::check_command({"--training.local_batch_size=4"}, *a).ok());
   BOOST_TEST(crius::launcher::check_command({"--job.config_file", "llama3_70b.toml"}, *a).ok());
 }
+
+// Context parallelism: Megatron-Core's, for dense transformers with Transformer Engine's
+// attention and a sequence in 2 x cp chunks; handed over as --context-parallel-size.
+BOOST_AUTO_TEST_CASE(context_parallelism_is_megatrons_for_dense_transformers) {
+  const est::Cluster c = load(top() + "/etc/crius/examples/dgx-h100.toml");
+  const est::Model llama = model(c, "llama2-70b");
+  const est::StackSwitches st = c.gpus.runtime(est::Runtime::megatron_core).stack;
+  BOOST_TEST(est::check_context_parallel(fw("megatron:0.8"), llama, 2, &st).ok());
+  BOOST_TEST(est::check_context_parallel(fw("crius-train"), llama, 1, &st).ok());
+  auto why = [&](const char* f, const est::Model& m, int cp, const est::StackSwitches* s) {
+    auto r = est::check_context_parallel(fw(f), m, cp, s);
+    return r.ok() ? std::string() : r.error();
+  };
+  BOOST_TEST(why("crius-train", llama, 2, &st).find("crius-train runs every sequence whole") != std::string::npos);
+  BOOST_TEST(why("torchtitan", llama, 2, &st).find("does not hand context parallelism over to torchtitan") != std::string::npos);
+  BOOST_TEST(why("megatron", model(c, "mixtral-8x7b"), 2, &st).find("dense transformers") != std::string::npos);
+  est::StackSwitches unfused = st;
+  unfused.fused_attention = false;
+  BOOST_TEST(why("megatron", llama, 2, &unfused).find("fused_attention off") != std::string::npos);
+  est::Model odd = llama;
+  odd.seq_len = 4100;  // 4100 = 2 x 2050: 2 chunks of each of 2 ranks would not be whole for cp 4
+  BOOST_TEST(why("megatron", odd, 2, &st).empty());
+  BOOST_TEST(why("megatron", odd, 4, &st).find("divisible by 2 x the context-parallel size (8)") != std::string::npos);
+  BOOST_TEST((est::context_parallel_sizes(fw("megatron"), odd, &st) == std::vector<int>{1, 2}));
+  BOOST_TEST((est::context_parallel_sizes(fw("crius-train"), llama, &st) == std::vector<int>{1}));
+
+  est::Plan p = llama_plan();
+  for (auto& s : p.stages) s.dp = 1, s.cp = 2;
+  auto a = crius::launcher::megatron_args(p, llama, st, fw("megatron:0.13"));
+  BOOST_REQUIRE_MESSAGE(a.ok(), (a.ok() ? "" : a.error()));
+  BOOST_TEST(value(*a, "--context-parallel-size") == "2");
+  // The global batch counts the DP ranks only: the CP ranks share each sequence.
+  BOOST_TEST(value(*a, "--global-batch-size") == "16");
+  BOOST_TEST(!has(*crius::launcher::megatron_args(llama_plan(), llama, st, fw("megatron:0.13")), "--context-parallel-size"));
+  p.stages[1].cp = 1, p.stages[1].dp = 2;
+  auto uneven = crius::launcher::megatron_args(p, llama, st, fw("megatron:0.13"));
+  BOOST_TEST(!uneven.ok());
+  BOOST_TEST((uneven.ok() ? "" : uneven.error()).find("one TP, CP and DP size") != std::string::npos);
+}

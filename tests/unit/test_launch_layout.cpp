@@ -324,3 +324,35 @@ BOOST_AUTO_TEST_CASE(progress_from_the_frameworks_own_lines) {
   BOOST_TEST(!ProgressScan::make("no groups", 1).ok());
   BOOST_TEST(!ProgressScan::make("(a)(b)(c)", 1).ok());
 }
+
+// Megatron-Core's tp-cp-dp-pp order (parallel_state.py, order "tp-cp-ep-dp-pp"): tp=2, cp=2, dp=2
+// and pp=2 on 16 GPUs of two nodes; each stage's CP rings are its ranks tp apart.
+BOOST_AUTO_TEST_CASE(context_parallel_rings_sit_between_tp_and_dp) {
+  Plan p = uniform_plan(2, 2, 2);
+  for (auto& s : p.stages) s.cp = 2;
+  auto l = Layout::make(p, {"n0", "n1"}, 8);
+  BOOST_REQUIRE_MESSAGE(l.ok(), (l.ok() ? std::string() : l.error()));
+  BOOST_TEST(l->world_size() == 16);
+  for (int s = 0; s < 2; ++s)
+    for (int d = 0; d < 2; ++d)
+      for (int c = 0; c < 2; ++c)
+        for (int t = 0; t < 2; ++t) {
+          const int r = t + 2 * (c + 2 * (d + 2 * s));
+          BOOST_TEST(l->rank_of(s, d, t, c) == r);
+          BOOST_TEST(l->rank(r).cp_rank == c);
+          BOOST_TEST(l->rank(r).dp_rank == d);
+        }
+  Groups tp = {{0, 1}, {2, 3}, {4, 5}, {6, 7}, {8, 9}, {10, 11}, {12, 13}, {14, 15}};
+  Groups dp = {{0, 4}, {1, 5}, {2, 6}, {3, 7}, {8, 12}, {9, 13}, {10, 14}, {11, 15}};
+  BOOST_TEST(sorted(l->tp_groups()) == tp);
+  BOOST_TEST(sorted(l->dp_groups()) == dp);
+  BOOST_TEST(l->cp_group(5) == (std::vector<int>{5, 7}));
+  BOOST_TEST(l->pp_group(5) == (std::vector<int>{5, 13}));
+  const auto j = l->to_json();
+  BOOST_TEST(j["ranks"][5]["cp_rank"] == 0);
+  BOOST_TEST(j["ranks"][7]["cp_group"] == nlohmann::json({5, 7}));
+  // Every rank has its place: no two share a coordinate.
+  std::set<std::tuple<int, int, int, int>> seen;
+  for (const auto& ri : l->ranks()) seen.insert({ri.stage, ri.dp_rank, ri.cp_rank, ri.tp_rank});
+  BOOST_TEST(seen.size() == 16u);
+}
