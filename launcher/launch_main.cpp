@@ -83,8 +83,9 @@ r=${SLURM_PROCID:-${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-}}}
 g=$CRIUS_GPUS_PER_NODE node=$((r / g)) left=$((WORLD_SIZE - r / g * g))
 [ "$left" -lt "$g" ] || left=$g
 export RANK=$r LOCAL_RANK=$((r % g)) LOCAL_WORLD_SIZE=$left GROUP_RANK=$node
-export CRIUS_TP_RANK=$((r % CRIUS_TP_SIZE)) CRIUS_DP_RANK=$((r / CRIUS_TP_SIZE % CRIUS_DP_SIZE))
-export CRIUS_PP_RANK=$((r / (CRIUS_TP_SIZE * CRIUS_DP_SIZE)))
+c=${CRIUS_CP_SIZE:-1}
+export CRIUS_TP_RANK=$((r % CRIUS_TP_SIZE)) CRIUS_CP_RANK=$((r / CRIUS_TP_SIZE % c))
+export CRIUS_DP_RANK=$((r / (CRIUS_TP_SIZE * c) % CRIUS_DP_SIZE)) CRIUS_PP_RANK=$((r / (CRIUS_TP_SIZE * c * CRIUS_DP_SIZE)))
 i=0 ifs=$IFS IFS=,
 for x in $CRIUS_NODELIST; do [ "$i" = "$node" ] && export CRIUS_HOST="$x"; i=$((i + 1)); done
 i=0
